@@ -1,0 +1,54 @@
+# Shared helpers for the scripts in this directory; sourced, never run.
+# Every script prints one line per step and fails with a message naming the fix.
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+TREE=${TREE:-$BUILD/linux}
+TARBALL=${TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+SRCPKG=linux-source-6.12
+BASE_TAG=vmfork-base
+SERIES=vmfork
+BRANCH=b4/$SERIES
+PROJECT_NAME=vmfork
+PROJECT_EMAIL=vmfork@example.org
+T0=${T0:-$(date +%s)}
+
+say() { printf '[%s %4ss] %s\n' "${0##*/}" "$(( $(date +%s) - T0 ))" "$*"; }
+die() { printf '%s: error: %s\n' "${0##*/}" "$*" >&2; exit 1; }
+
+# Debian version of the installed kernel source package.
+srcpkg_version() { dpkg-query -W -f='${Version}' "$SRCPKG" 2>/dev/null; }
+
+# Authorship comes from whoever runs the tools; without a git identity,
+# the project's own identity is used (never an invented person).
+identity_env() {
+	if ! git config user.email >/dev/null 2>&1 || ! git config user.name >/dev/null 2>&1; then
+		export GIT_AUTHOR_NAME=$PROJECT_NAME GIT_AUTHOR_EMAIL=$PROJECT_EMAIL
+		export GIT_COMMITTER_NAME=$PROJECT_NAME GIT_COMMITTER_EMAIL=$PROJECT_EMAIL
+	fi
+}
+
+need_tree() {
+	[ -d "$TREE/.git" ] || die "no kernel tree at $TREE: run 'make tree' first"
+}
+
+# Commits of the series proper (after b4's empty cover commit), oldest first.
+cover_commit() {
+	git -C "$TREE" log --format='%H' --grep='^--- b4-submit-tracking ---' -1 "$BASE_TAG..$BRANCH"
+}
+
+# One line per commit: patch-id, so a series can be compared across trees.
+series_patch_ids() {
+	local c
+	c=$(cover_commit)
+	[ -n "$c" ] || die "$TREE: branch $BRANCH is not b4-enrolled (no cover commit)"
+	git -C "$TREE" log --reverse --format=%H "$c..$BRANCH" | while read -r h; do
+		git -C "$TREE" show "$h" | git patch-id --stable | cut -d' ' -f1
+	done
+}
+
+ccache_env() {
+	export CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=1
+	export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
+	command -v ccache >/dev/null && MAKE_CC="CC=ccache gcc HOSTCC=ccache gcc" || MAKE_CC=
+}
