@@ -1,0 +1,41 @@
+# vmfork: the patch series, its kernel tree, its gates and its QEMU tests.
+# Every target is one script; 'make help' lists them.
+SHELL := /bin/bash
+export T0 := $(shell date +%s)
+
+all: deps tree build boot fork-demo report  ## main job: build, boot, fork, report
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
+
+deps:  ## install missing Debian packages (apt)
+	@scripts/deps
+tree: deps  ## build/linux: Debian base + b4 branch + patches/ applied
+	@scripts/mktree
+export:  ## write the branch back to patches/ and cover-letter.txt
+	@scripts/export
+build: tree  ## configure (tinyconfig + configs/) and build the patched kernel
+	@scripts/build
+build-stock: tree  ## build the unpatched base kernel (for comparisons)
+	@scripts/build-stock
+initramfs:  ## busybox + guest programs from tests/guest
+	@scripts/mkinitramfs
+boot: build initramfs  ## boot the patched kernel in QEMU, run the smoke test
+	@scripts/boot smoke
+fork-demo: build initramfs  ## fork a running guest: two clones and a control
+	@tests/fork/demo
+report:  ## short summary of the last main job
+	@scripts/report
+check: tree  ## static-analysis gates on the series (SERIES=dir|mbox for another)
+	@checks/run $(SERIES)
+test: deps  ## every gate and test; ends with 'N passed, N failed'
+	@tests/run
+test-debug: deps  ## fork tests on a lockdep/KASAN/UBSAN kernel (slow)
+	@tests/run-debug
+bench-fork: deps  ## duplicated outputs across clones: stock vs patched
+	@tests/fork/bench
+send: tree  ## gates, smoke test, then write the submission with b4 (never sent)
+	@scripts/send
+
+.PHONY: all help deps tree export build build-stock initramfs boot fork-demo \
+	report check test test-debug bench-fork send
