@@ -4,6 +4,7 @@
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
 TREE=${TREE:-$BUILD/linux}
+PATCHES=${PATCHES:-$TOP/patches}
 TARBALL=${TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 SRCPKG=linux-source-6.12
 BASE_TAG=vmfork-base
