@@ -1,0 +1,217 @@
+"""Fork a running guest: snapshot it over QMP, restore clones, talk to them.
+
+A fork is "migrate to a file, then start a new QEMU process with -incoming"
+(../shared/docs/qemu-vmgenid.md): only a new process writes a new vmgenid
+GUID. Every guest here is built by vm.qemu_argv so source and clones match.
+Each guest has its console in a file and its ttyS1 on a unix socket where
+the guest's record server (tests/guest/recsrv.c) or probe answers.
+"""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(TOP, "scripts"))
+import vm  # noqa: E402
+
+RESEED = "crng reseeded due to virtual machine fork"
+
+
+class GuestError(Exception):
+    pass
+
+
+class Guest:
+    """One QEMU process: a freshly booted source or a clone restored from a file."""
+
+    def __init__(self, fleet, name, guid="auto", snapshot=None, run="serve"):
+        self.name, self.fleet = name, fleet
+        base = os.path.join(fleet.work, name)
+        self.console, self.ttys1, qmp = base + ".console", base + ".ttyS1", base + ".qmp"
+        self.stderr_path = base + ".stderr"
+        incoming = "exec:cat " + snapshot if snapshot else None
+        self.argv = vm.qemu_argv(fleet.kernel, fleet.initrd, "vmfork.run=" + run,
+                                 fleet.accel, self.console, guid=guid,
+                                 chardevs=[self.ttys1], qmp=qmp, incoming=incoming)
+        with open(self.stderr_path, "w") as err:
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=err)
+        fleet.guests.append(self)
+        self.qmp = vm.QMP(qmp, timeout=30)
+        self.sock, self.buf = None, b""
+        self.t_start = time.monotonic()
+
+    # -- serial line to the guest program ---------------------------------
+    def _connect(self, timeout=20):
+        end = time.monotonic() + timeout
+        while self.sock is None:
+            s = socket.socket(socket.AF_UNIX)
+            try:
+                s.connect(self.ttys1)
+                self.sock = s
+            except OSError:
+                s.close()
+                if time.monotonic() > end:
+                    raise GuestError("%s: ttyS1 socket never came up" % self.name)
+                time.sleep(0.05)
+
+    def send(self, line):
+        self._connect()
+        self.sock.sendall(line.encode() + b"\n")
+
+    def readline(self, timeout=30):
+        end = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = end - time.monotonic()
+            if left <= 0 or self.proc.poll() is not None:
+                raise GuestError("%s: no answer on ttyS1 within %ds" % (self.name, timeout))
+            self.sock.settimeout(left)
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            if not data:
+                raise GuestError("%s: ttyS1 closed" % self.name)
+            self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line.decode(errors="replace").rstrip("\r")
+
+    def records(self, count, timeout=30):
+        """count records as {n: (iface, hex)}; the requests go out at once."""
+        self.send("\n".join(["r"] * count))
+        out = {}
+        for _ in range(count):
+            parts = self.readline(timeout).split()
+            if len(parts) != 4 or parts[0] != "REC":
+                raise GuestError("%s: bad record line %r" % (self.name, parts))
+            out[int(parts[1])] = (parts[2], parts[3])
+        return out
+
+    def run(self, script, timeout=60):
+        """Run /tests/SCRIPT.sh in the guest; return its output lines."""
+        self.send("run " + script)
+        lines = []
+        while True:
+            line = self.readline(timeout)
+            if line.startswith("END "):
+                return lines
+            lines.append(line)
+
+    def value(self, script, key, timeout=60):
+        for line in self.run(script, timeout):
+            if line.startswith(key + " "):
+                return line.split(None, 1)[1].strip()
+        raise GuestError("%s: '%s' printed no %s line" % (self.name, script, key))
+
+    # -- QEMU side ----------------------------------------------------------
+    def wait_console(self, pattern, timeout=120):
+        m = vm.wait_for(self.console, pattern, timeout, self.proc)
+        if m is None:
+            raise GuestError("%s: no /%s/ on the console within %ds" % (self.name, pattern, timeout))
+        return m
+
+    def wait_running(self, timeout=60):
+        """A clone resumes by itself once its state is loaded."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            st = self.qmp.cmd("query-status")["status"]
+            if st == "running":
+                return
+            if st not in ("inmigrate", "prelaunch", "restore-vm", "paused"):
+                raise GuestError("%s: status %s while restoring" % (self.name, st))
+            time.sleep(0.05)
+        raise GuestError("%s: not running %ds after start" % (self.name, timeout))
+
+    def guid(self):
+        return self.qmp.cmd("query-vm-generation-id")["guid"]
+
+    def snapshot(self, path, timeout=60):
+        """Migrate the whole guest into a file; the guest is left paused."""
+        self.qmp.cmd("migrate", uri="exec:cat > " + path)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            st = self.qmp.cmd("query-migrate").get("status")
+            if st == "completed":
+                self.fleet.files.append(path)
+                return path
+            if st in ("failed", "cancelled"):
+                raise GuestError("%s: migrate %s" % (self.name, st))
+            time.sleep(0.05)
+        raise GuestError("%s: migrate not done in %ds" % (self.name, timeout))
+
+    def reseed_lines(self):
+        with open(self.console, errors="replace") as f:
+            return [line.rstrip() for line in f if RESEED in line]
+
+    def quit(self):
+        try:
+            self.qmp.cmd("quit")
+        except Exception:
+            pass
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        vm.stop(self.proc)
+        for s in (self.sock, self.qmp.sock):
+            if s:
+                s.close()
+
+    def describe(self):
+        with open(self.stderr_path, errors="replace") as f:
+            err = f.read().strip()
+        return ("--- %s: %s\n%s%s" % (self.name, " ".join(self.argv),
+                vm.tail(self.console, 15), ("stderr: " + err + "\n") if err else ""))
+
+
+class Fleet:
+    """Every guest and file of one run, torn down together whatever happens."""
+
+    def __init__(self, obj=None, tag="fork"):
+        self.kernel = vm.kernel_path(obj)
+        self.initrd = os.path.join(vm.BUILD, "initramfs.cpio")
+        for f in (self.kernel, self.initrd):
+            if not os.path.exists(f):
+                raise GuestError("%s missing: run 'make build initramfs' first" % f)
+        self.accel = vm.probe_accel(self.kernel, self.initrd)
+        root = os.path.join(vm.BUILD, "fork")
+        os.makedirs(root, exist_ok=True)
+        self.work = tempfile.mkdtemp(prefix=tag + ".", dir=root)
+        self.guests, self.files = [], []
+        self.keep = os.environ.get("KEEP_FORK_LOGS")
+
+    def boot(self, name, run="serve", ready="RECSRV-READY", timeout=120):
+        g = Guest(self, name, run=run)
+        g.wait_console(ready, timeout)
+        return g
+
+    def clone(self, name, snapshot, guid="auto"):
+        g = Guest(self, name, guid=guid, snapshot=snapshot)
+        g.wait_running()
+        return g
+
+    def snapfile(self, name):
+        return os.path.join(self.work, name + ".snap")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, etype, exc, tb):
+        if etype is not None and etype is not KeyboardInterrupt:
+            print("fork harness failed: %s" % exc, file=sys.stderr)
+            for g in self.guests:
+                print(g.describe(), file=sys.stderr)
+        for g in self.guests:
+            g.quit()
+        for f in self.files:
+            if os.path.exists(f):
+                os.unlink(f)
+        if not self.keep and etype is None:
+            shutil.rmtree(self.work, ignore_errors=True)
+        elif etype is not None:
+            print("fork harness: logs kept in %s" % self.work, file=sys.stderr)
+        return False
