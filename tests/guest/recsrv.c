@@ -24,7 +24,7 @@
 
 #define RECLEN 32
 
-static FILE *tty;
+static FILE *tty, *in;
 static struct vgr vgr;
 static void *vstate;
 static int urnd = -1;
@@ -105,11 +105,13 @@ int main(int argc, char **argv)
 	}
 	cfmakeraw(&t);
 	tcsetattr(fd, TCSANOW, &t);
-	tty = fdopen(fd, "r+");
+	/* Separate streams: one FILE may not switch between reading and writing. */
+	in = fdopen(fd, "r");
+	tty = fdopen(dup(fd), "w");
 	setvbuf(tty, NULL, _IOLBF, 0);
 	printf("RECSRV-READY %s vdso=%s\n", dev, vstate ? "yes" : "no");
 	fflush(stdout);
-	while (fgets(line, sizeof(line), tty)) {
+	while (fgets(line, sizeof(line), in)) {
 		line[strcspn(line, "\r\n")] = 0;
 		if (!strncmp(line, "run ", 4))
 			run(line + 4);
