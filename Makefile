@@ -36,6 +36,8 @@ bench-fork: deps  ## duplicated outputs across clones: stock vs patched
 	@tests/fork/bench
 send: tree  ## gates, smoke test, then write the submission with b4 (never sent)
 	@scripts/send
+reroll:  ## after sending vN: tag it sent/vmfork-vN and start vN+1
+	@scripts/reroll
 
 .PHONY: all help deps tree export build build-stock initramfs boot fork-demo \
-	report check test test-debug bench-fork send
+	report check test test-debug bench-fork send reroll

@@ -28,22 +28,33 @@ series() { git -C "$CHECK_TREE" rev-list --reverse "$CHECK_BASE..$CHECK_HEAD"; }
 # .c files the series adds or modifies (deleted files have nothing to check).
 touched_c() { git -C "$CHECK_TREE" diff --name-only --diff-filter=AM "$CHECK_BASE" "$CHECK_HEAD" -- '*.c'; }
 exists_at() { git -C "$CHECK_TREE" cat-file -e "$1:$2" 2>/dev/null; }
-checkout() { git -C "$CHECK_TREE" checkout -q -f --detach "$1"; }
+# Never check out in the shared tree (build/linux): gates get their own worktree.
+checkout() {
+	[ "$(cd "$CHECK_TREE" && pwd -P)" != "$(cd "$TREE" && pwd -P)" ] || { echo "FAIL $GATE: refusing to check out in $TREE"; exit 2; }
+	git -C "$CHECK_TREE" checkout -q -f --detach "$1"
+}
 short() { git -C "$CHECK_TREE" log -1 --format='%h ("%s")' "$1"; }
 
 # One kernel make at a time on this machine: every make takes the build lock.
+# The kernel Makefile unexports LC_ALL: set LANG too, so that gcc quotes
+# with ASCII whatever the caller's locale (findings compare as text).
 ccache_env
 kmake() {
-	flock "$BUILD/.kbuild.lock" make -s -C "$CHECK_TREE" O="$CHECK_OBJ" ARCH=x86_64 \
+	LANG=C LC_CTYPE=C LC_MESSAGES=C flock "$BUILD/.kbuild.lock" make -s -C "$CHECK_TREE" O="$CHECK_OBJ" ARCH=x86_64 \
 		${MAKE_CC:+CC="ccache gcc" HOSTCC="ccache gcc"} "$@"
 }
 # The O= dir must be configured and built once (at BASE) before object
-# builds make sense; scripts/build does it with the project's config.
+# builds mean anything. Its config is the project's: build/obj's .config
+# (made by scripts/build from configs/), refreshed with olddefconfig.
 ensure_obj() {
-	[ -f "$CHECK_OBJ/vmlinux" ] && return 0
+	local cfg=$BUILD/obj/.config
+	[ -f "$CHECK_OBJ/vmlinux" ] && cmp -s "$cfg" "$CHECK_OBJ/.config.project" && return 0
+	[ -f "$cfg" ] || { echo "FAIL $GATE: no $cfg: run 'make build' first"; exit 2; }
 	checkout "$CHECK_BASE"
-	say "first build of $CHECK_OBJ at base (slow once, incremental afterwards)"
-	"$TOP/scripts/build" "$CHECK_TREE" "$CHECK_OBJ" >&2 || { echo "FAIL $GATE: cannot build base in $CHECK_OBJ"; exit 2; }
+	say "building $CHECK_OBJ at base with build/obj's config (slow once, incremental afterwards)" >&2
+	mkdir -p "$CHECK_OBJ" && cp "$cfg" "$CHECK_OBJ/.config" && cp "$cfg" "$CHECK_OBJ/.config.project"
+	kmake olddefconfig >/dev/null && kmake -j"$(nproc)" vmlinux >"$CHECK_OBJ/build.log" 2>&1 ||
+		{ tail -20 "$CHECK_OBJ/build.log"; echo "FAIL $GATE: base does not build in $CHECK_OBJ"; exit 2; }
 }
 
 # Drop noise: NOISE holds "regex<TAB>reason" lines set by each gate.
@@ -57,9 +68,62 @@ denoise() {
 # numbers removed (patches shift lines) and counting duplicates.
 new_findings() {
 	awk 'function key(s) { sub(/:[0-9]+(:[0-9]+)?(-[0-9]+)?:/, ":", s); return s }
-	     NR == FNR { seen[key($0)]++; next }
+	     FILENAME == ARGV[1] { seen[key($0)]++; next }
 	     { k = key($0); if (seen[k] > 0) seen[k]--; else print }' "$1" "$2"
 }
+
+# Run the gate's findings() at HEAD, and at BASE only if HEAD has any:
+# nothing at HEAD means nothing new, so the slower half is skipped.
+compare() {
+	findings "$CHECK_HEAD" | denoise >"$WORK/head"
+	: >"$WORK/base"
+	if [ -s "$WORK/head" ]; then
+		findings "$CHECK_BASE" | denoise >"$WORK/base"
+		checkout "$CHECK_HEAD"
+	fi
+	new_findings "$WORK/base" "$WORK/head" >"$WORK/new"
+	if [ -s "$WORK/broken" ]; then
+		sed 's/^/  /' "$WORK/broken"; echo "FAIL $GATE: the tool itself failed (see above)"; reproduce; exit 2
+	fi
+}
+
+# Object gates (sparse, w1, coccinelle): the touched .c files' objects at
+# a commit. Modified files count only if base built them (in this config);
+# added files are tried and skipped by make if no Makefile lists them.
+touched_objs() {
+	local f
+	for f in $(touched_c); do
+		exists_at "$1" "$f" || continue
+		local cmd="$CHECK_OBJ/$(dirname "$f")/.$(basename "${f%.c}").o.cmd"
+		if exists_at "$CHECK_BASE" "$f" && [ ! -f "$cmd" ]; then continue; fi
+		echo "${f%.c}.o"
+	done
+}
+# Build the objects at $1 quietly, then again with make args $2...: only
+# that second run's diagnostics are printed, as file:line[:col]: message
+# with paths relative to the tree. Make's chatter, gcc's "In function"
+# context, source excerpts and carets carry no file:line: they drop out.
+# PRE_DIAG (a gate's function) runs in between, on the object list.
+objs_diag() {
+	local rev=$1 rc; shift
+	checkout "$rev"
+	mapfile -t objs < <(touched_objs "$rev")
+	[ ${#objs[@]} -gt 0 ] || return 0
+	kmake -k -j"$(nproc)" "${objs[@]}" >"$WORK/plain.log" 2>&1
+	[ -z "${PRE_DIAG:-}" ] || $PRE_DIAG "${objs[@]}"
+	kmake -k -j"$(nproc)" "$@" "${objs[@]}" >"$WORK/diag.log" 2>&1
+	rc=$?
+	sed -e "s|$CHECK_TREE/||g" -e 's|^\.\./linux/||' "$WORK/diag.log" | grep -E '^[^ :]+:[0-9]+(:[0-9]+(-[0-9]+)?)?: ' >"$WORK/diag"
+	# A failed make must show why (a compile error); otherwise the tool broke.
+	if [ "$rc" != 0 ] && ! grep -q ': error' "$WORK/diag"; then
+		{ echo "make $* ${objs[*]} failed at $(short "$rev"):"; tail -5 "$WORK/diag.log"; } >"$WORK/broken"
+	fi
+	cat "$WORK/diag"
+}
+# An up-to-date object prints nothing: gates that need the compiler (or
+# C=1 checkers) to run again remove the objects first. ccache replays the
+# warnings of a cached compile, so this stays cheap.
+drop_objs() { local o; for o in "$@"; do rm -f "$CHECK_OBJ/$o"; done; }
 
 # Summary, verdict and the way to reproduce; $1 = file of new findings.
 verdict() {

@@ -1,7 +1,7 @@
 # Shared helpers for the scripts in this directory; sourced, never run.
 # Every script prints one line per step and fails with a message naming the fix.
 
-TOP=$(cd "$(dirname "$0")/.." && pwd)
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
 TREE=${TREE:-$BUILD/linux}
 PATCHES=${PATCHES:-$TOP/patches}
@@ -52,4 +52,9 @@ ccache_env() {
 	export CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=1
 	export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
 	command -v ccache >/dev/null && MAKE_CC="CC=ccache gcc HOSTCC=ccache gcc" || MAKE_CC=
+}
+
+# b4's revision number of the series in tree $1 (b4 logs it on stderr).
+series_revision() {
+	(cd "${1:-$TREE}" && b4 --offline-mode prep --show-revision 2>&1) | sed -n 's/^v\([0-9]*\)$/\1/p'
 }

@@ -101,6 +101,14 @@ class Guest:
                 return lines
             lines.append(line)
 
+    def request_value(self, request, key, timeout=30):
+        """One request, one "KEY value" answer (the probe's protocol)."""
+        self.send(request)
+        line = self.readline(timeout)
+        if not line.startswith(key + " "):
+            raise GuestError("%s: %r answered %r" % (self.name, request, line))
+        return line.split(None, 1)[1]
+
     def value(self, script, key, timeout=60):
         for line in self.run(script, timeout):
             if line.startswith(key + " "):
@@ -131,6 +139,9 @@ class Guest:
 
     def snapshot(self, path, timeout=60):
         """Migrate the whole guest into a file; the guest is left paused."""
+        # The default 128 MiB/s cap makes a busy guest's migration take many
+        # dirty-page rounds; a local file can take far more.
+        self.qmp.cmd("migrate-set-parameters", **{"max-bandwidth": 4 << 30})
         self.qmp.cmd("migrate", uri="exec:cat > " + path)
         end = time.monotonic() + timeout
         while time.monotonic() < end:
@@ -149,7 +160,7 @@ class Guest:
 
     def quit(self):
         try:
-            self.qmp.cmd("quit")
+            self.qmp.cmd("quit")  # lets QEMU flush and remove its sockets
         except Exception:
             pass
         try:
@@ -157,7 +168,8 @@ class Guest:
         except subprocess.TimeoutExpired:
             pass
         vm.stop(self.proc)
-        for s in (self.sock, self.qmp.sock):
+        qmp = getattr(self, "qmp", None)  # absent if QEMU died before QMP came up
+        for s in (getattr(self, "sock", None), qmp and qmp.sock):
             if s:
                 s.close()
 

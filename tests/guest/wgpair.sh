@@ -9,7 +9,8 @@ set -u
 st=/tmp/wgpair
 ns() { pid=$(cat "$st.$1"); shift; nsenter -t "$pid" -n "$@"; }
 newns() {
-	unshare -n sleep 2147483647 &
+	# Its own stdio: an inherited pipe would keep the caller waiting for EOF.
+	unshare -n sleep 2147483647 </dev/null >/dev/null 2>&1 &
 	echo $! >"$st.$1"
 	# unshare runs after the fork: wait until the child really has its own netns.
 	for _ in $(seq 50); do

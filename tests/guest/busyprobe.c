@@ -1,0 +1,150 @@
+/*
+ * Busy probe for the fork benchmark: shows how many random outputs a
+ * running consumer gets after a VM fork that are identical across clones.
+ *
+ * Three threads call getrandom(2), read(/dev/urandom) and vDSO getrandom in
+ * tight loops, 8 bytes at a time, storing output i in a ring tagged with i
+ * before publishing i+1 in their sequence counter. The counters' addresses
+ * are printed so the host can read them from the paused source (HMP x):
+ * outputs numbered above that value were produced after the snapshot.
+ * An idle program woken by a request cannot show the window; this one is
+ * running on the CPU when the restore happens.
+ * Requests on the serial line (default /dev/ttyS1):
+ *   "stop"                  -> consumers halt; "SEQ <g> <u> <v>"
+ *   "dump <0|1|2> FROM N"   -> "DUMP <hex16 per output, '-'x16 if gone>"
+ *   "uptime"                -> "UPTIME <seconds>"
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <termios.h>
+#include <unistd.h>
+#include "vgetrandom.h"
+
+/* Deep enough for ~0.3 s of the fastest consumer (vDSO) under TCG. */
+#define RING (1u << 20)
+
+struct slot {
+	uint64_t seq, val;
+};
+
+struct consumer {
+	volatile uint64_t seq;	/* read by the host from guest memory */
+	int kind;
+	struct slot *ring;
+};
+
+static struct consumer cons[3];
+static volatile int stopped;
+static struct vgr vgr;
+static int urnd;
+
+static int produce(int kind, void *state, uint64_t *v)
+{
+	switch (kind) {
+	case 0:
+		return getrandom(v, 8, 0) == 8;
+	case 1:
+		return read(urnd, v, 8) == 8;
+	default:
+		return vgr_get(&vgr, state, v, 8) == 8;
+	}
+}
+
+static void *loop(void *arg)
+{
+	struct consumer *c = arg;
+	void *state = c->kind == 2 ? vgr_state(&vgr) : NULL;
+	cpu_set_t cpus;
+	uint64_t v;
+
+	/* getrandom and urandom on different CPUs: each per-CPU crng then feeds
+	 * one consumer, so same-GUID clones repeat in the same order. */
+	CPU_ZERO(&cpus);
+	CPU_SET(c->kind == 0 ? 0 : 1, &cpus);
+	sched_setaffinity(0, sizeof(cpus), &cpus);
+
+	if (c->kind == 2 && !state)
+		return NULL;
+	while (!stopped) {
+		if (!produce(c->kind, state, &v))
+			continue;
+		c->ring[c->seq % RING] = (struct slot){ c->seq, v };
+		__atomic_store_n(&c->seq, c->seq + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void dump(FILE *out, int k, uint64_t from, uint64_t n)
+{
+	fputs("DUMP ", out);
+	for (uint64_t i = from; i < from + n; i++) {
+		struct slot s = cons[k].ring[i % RING];
+		if (k < 0 || k > 2 || s.seq != i || i >= cons[k].seq)
+			fputs("----------------", out);
+		else
+			fprintf(out, "%016llx", (unsigned long long)s.val);
+	}
+	fputs("\n", out);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dev = argc > 1 ? argv[1] : "/dev/ttyS1";
+	unsigned long long from, n;
+	struct termios t;
+	pthread_t th;
+	char line[128];
+	FILE *in, *out;
+	int fd, k;
+
+	urnd = open("/dev/urandom", O_RDONLY);
+	fd = open(dev, O_RDWR | O_NOCTTY);
+	if (fd < 0 || urnd < 0 || tcgetattr(fd, &t)) {
+		perror(dev);
+		return 1;
+	}
+	cfmakeraw(&t);
+	tcsetattr(fd, TCSANOW, &t);
+	in = fdopen(fd, "r");
+	out = fdopen(dup(fd), "w");
+	int vdso = vgr_init(&vgr) == 0;
+	for (k = 0; k < 3; k++) {
+		cons[k].kind = k;
+		cons[k].ring = calloc(RING, sizeof(struct slot));
+		if (!cons[k].ring || (k == 2 && !vdso))
+			continue;
+		pthread_create(&th, NULL, loop, &cons[k]);
+	}
+	printf("PROBE-READY getrandom=%p urandom=%p vdso=%p vdso-available=%d\n",
+	       (void *)&cons[0].seq, (void *)&cons[1].seq, (void *)&cons[2].seq, vdso);
+	fflush(stdout);
+	while (fgets(line, sizeof(line), in)) {
+		if (!strncmp(line, "stop", 4)) {
+			stopped = 1;
+			usleep(20000);	/* let each loop finish its current output */
+			fprintf(out, "SEQ %llu %llu %llu\n", (unsigned long long)cons[0].seq,
+				(unsigned long long)cons[1].seq, (unsigned long long)cons[2].seq);
+		} else if (sscanf(line, "dump %d %llu %llu", &k, &from, &n) == 3 && k >= 0 && k < 3) {
+			dump(out, k, from, n);
+		} else if (!strncmp(line, "uptime", 6)) {
+			FILE *u = fopen("/proc/uptime", "r");
+			double up = -1;
+			if (u && fscanf(u, "%lf", &up) != 1)
+				up = -1;
+			if (u)
+				fclose(u);
+			fprintf(out, "UPTIME %.2f\n", up);
+		} else {
+			fputs("ERR\n", out);
+		}
+		fflush(out);
+	}
+	return 0;
+}
