@@ -40,6 +40,7 @@ short() { git -C "$CHECK_TREE" log -1 --format='%h ("%s")' "$1"; }
 # with ASCII whatever the caller's locale (findings compare as text).
 ccache_env
 kmake() {
+	flock -n "$BUILD/.kbuild.lock" true || say "waiting for the build lock (another kernel build runs)" >&2
 	LANG=C LC_CTYPE=C LC_MESSAGES=C flock "$BUILD/.kbuild.lock" make -s -C "$CHECK_TREE" O="$CHECK_OBJ" ARCH=x86_64 \
 		${MAKE_CC:+CC="ccache gcc" HOSTCC="ccache gcc"} "$@"
 }
@@ -87,6 +88,9 @@ compare() {
 	fi
 }
 
+# Paths relative to the tree: make prints them absolute or relative to O=.
+relpaths() { sed -e "s|$CHECK_TREE/||g" -e "s|^$(realpath -m --relative-to="$CHECK_OBJ" "$CHECK_TREE")/||"; }
+
 # Object gates (sparse, w1, coccinelle): the touched .c files' objects at
 # a commit. Modified files count only if base built them (in this config);
 # added files are tried and skipped by make if no Makefile lists them.
@@ -113,7 +117,7 @@ objs_diag() {
 	[ -z "${PRE_DIAG:-}" ] || $PRE_DIAG "${objs[@]}"
 	kmake -k -j"$(nproc)" "$@" "${objs[@]}" >"$WORK/diag.log" 2>&1
 	rc=$?
-	sed -e "s|$CHECK_TREE/||g" -e 's|^\.\./linux/||' "$WORK/diag.log" | grep -E '^[^ :]+:[0-9]+(:[0-9]+(-[0-9]+)?)?: ' >"$WORK/diag"
+	relpaths <"$WORK/diag.log" | grep -E '^[^ :]+:[0-9]+(:[0-9]+(-[0-9]+)?)?: ' >"$WORK/diag"
 	# A failed make must show why (a compile error); otherwise the tool broke.
 	if [ "$rc" != 0 ] && ! grep -q ': error' "$WORK/diag"; then
 		{ echo "make $* ${objs[*]} failed at $(short "$rev"):"; tail -5 "$WORK/diag.log"; } >"$WORK/broken"

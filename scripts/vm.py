@@ -13,7 +13,7 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
-RESULT_RE = re.compile(r"^RESULT (PASS|FAIL|SKIP) (\S+)(?::? ?(.*))?$")
+RESULT_RE = re.compile(r"^RESULT (PASS|FAIL|SKIP) ([^\s:]+):? ?(.*)$")
 
 
 def kernel_path(obj=None):
