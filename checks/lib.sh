@@ -91,17 +91,21 @@ compare() {
 # Paths relative to the tree: make prints them absolute or relative to O=.
 relpaths() { sed -e "s|$CHECK_TREE/||g" -e "s|^$(realpath -m --relative-to="$CHECK_OBJ" "$CHECK_TREE")/||"; }
 
-# Object gates (sparse, w1, coccinelle): the touched .c files' objects at
-# a commit. Modified files count only if base built them (in this config);
-# added files are tried and skipped by make if no Makefile lists them.
+# Object gates (sparse, w1, coccinelle): the objects of the touched .c
+# files that exist at commit $1, except userspace programs (tools/,
+# scripts/, samples/, usr/): they are not kernel objects, their own
+# Makefiles build them.
 touched_objs() {
 	local f
-	for f in $(touched_c); do
-		exists_at "$1" "$f" || continue
-		local cmd="$CHECK_OBJ/$(dirname "$f")/.$(basename "${f%.c}").o.cmd"
-		if exists_at "$CHECK_BASE" "$f" && [ ! -f "$cmd" ]; then continue; fi
-		echo "${f%.c}.o"
+	for f in $(touched_c | grep -Ev '^(tools|scripts|samples|usr)/'); do
+		exists_at "$1" "$f" && echo "${f%.c}.o"
 	done
+}
+# Of objects $@, those kbuild built (a .cmd file): the others are not in
+# this config, and skipped.
+built() {
+	local o
+	for o; do [ -f "$CHECK_OBJ/$(dirname "$o")/.$(basename "$o").cmd" ] && echo "$o"; done
 }
 # Build the objects at $1 quietly, then again with make args $2...: only
 # that second run's diagnostics are printed, as file:line[:col]: message
@@ -114,6 +118,8 @@ objs_diag() {
 	mapfile -t objs < <(touched_objs "$rev")
 	[ ${#objs[@]} -gt 0 ] || return 0
 	kmake -k -j"$(nproc)" "${objs[@]}" >"$WORK/plain.log" 2>&1
+	mapfile -t objs < <(built "${objs[@]}")
+	[ ${#objs[@]} -gt 0 ] || return 0
 	[ -z "${PRE_DIAG:-}" ] || $PRE_DIAG "${objs[@]}"
 	kmake -k -j"$(nproc)" "$@" "${objs[@]}" >"$WORK/diag.log" 2>&1
 	rc=$?
