@@ -146,3 +146,8 @@ verdict() {
 	reproduce
 	exit 1
 }
+
+# Every gate passes an empty series, saying so.
+if [ -z "$(series)" ]; then
+	echo "$GATE: empty series, nothing to check"; echo "PASS $GATE"; exit 0
+fi

@@ -32,6 +32,10 @@ def qemu_argv(kernel, initrd, append, accel, console_log, guid="auto",
             "-append", "console=ttyS0 panic=-1 " + append,
             "-chardev", "file,id=con,path=" + console_log,
             "-serial", "chardev:con"]
+    if accel == "tcg":
+        # A CPU with RDRAND, so that the crng is ready at boot as on real
+        # hardware (qemu64 has none and needs a minute of interrupts).
+        argv[3:3] = ["-cpu", "max"]
     for i, path in enumerate(chardevs):
         argv += ["-chardev", "socket,id=ch%d,path=%s,server=on,wait=off" % (i, path),
                  "-serial", "chardev:ch%d" % i]
