@@ -86,14 +86,15 @@ def tail(path, n=25):
         return "(no console log)\n"
 
 
-def boot(kernel, initrd, run, accel, log, timeout=120, guid="auto", extra=()):
+def boot(kernel, initrd, run, accel, log, timeout=120, guid="auto", extra=(),
+         append=""):
     """Boot, run the guest tests named in run, wait for VMFORK-DONE.
 
     Returns (ok, results, why): results is a list of (status, name, detail).
     """
     if os.path.exists(log):
         os.unlink(log)
-    argv = qemu_argv(kernel, initrd, "vmfork.run=" + run, accel, log,
+    argv = qemu_argv(kernel, initrd, ("vmfork.run=" + run + " " + append).strip(), accel, log,
                      guid=guid, extra=extra)
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
