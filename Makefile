@@ -1,6 +1,7 @@
 # vmfork: the patch series, its kernel tree, its gates and its QEMU tests.
 # Every target is one script; 'make help' lists them.
 SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 export T0 := $(shell date +%s)
 
 all: deps tree build boot fork-demo report  ## main job: build, boot, fork, report
@@ -23,7 +24,7 @@ initramfs:  ## busybox + guest programs from tests/guest
 boot: build initramfs  ## boot the patched kernel in QEMU, run the smoke test
 	@scripts/boot smoke
 fork-demo: build initramfs  ## fork a running guest: two clones and a control
-	@tests/fork/demo
+	@mkdir -p build/logs && tests/fork/demo | tee build/logs/fork-demo.txt
 report:  ## short summary of the last main job
 	@scripts/report
 check: tree  ## static-analysis gates on the series (SERIES=dir|mbox for another)
