@@ -16,8 +16,30 @@ BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 RESULT_RE = re.compile(r"^RESULT (PASS|FAIL|SKIP) ([^\s:]+):? ?(.*)$")
 
 
+# Any of these on a console fails the run, whatever the tests said: the
+# debug kernel (make test-debug) turns lock, memory and context bugs into them.
+SPLAT_RE = re.compile(r"Kernel panic|BUG:|Oops|WARNING:|KASAN|UBSAN|KFENCE|"
+                      r"possible (recursive|circular) locking|inconsistent lock state|"
+                      r"sleeping function called from invalid context|"
+                      r"rcu: INFO: .* stall|soft lockup|hung_task|ODEBUG")
+
+
+def default_obj():
+    """The kernel build the tests use: VMFORK_OBJ (e.g. the debug build) or build/obj."""
+    return os.environ.get("VMFORK_OBJ") or os.path.join(BUILD, "obj")
+
+
 def kernel_path(obj=None):
-    return os.path.join(obj or os.path.join(BUILD, "obj"), "arch/x86/boot/bzImage")
+    return os.path.join(obj or default_obj(), "arch/x86/boot/bzImage")
+
+
+def splats(path):
+    """Console lines that show a kernel bug; [] if the log is clean."""
+    try:
+        with open(path, errors="replace") as f:
+            return [l.rstrip() for l in f if SPLAT_RE.search(l)]
+    except FileNotFoundError:
+        return []
 
 
 def qemu_argv(kernel, initrd, append, accel, console_log, guid="auto",
@@ -113,8 +135,9 @@ def boot(kernel, initrd, run, accel, log, timeout=120, guid="auto", extra=(),
         stop(proc)
     with open(log, errors="replace") as f:
         text = f.read()
-    if re.search(r"Kernel panic|BUG:|Oops", text):
-        why = why or "kernel panic/BUG on the console"
+    bugs = [l for l in text.splitlines() if SPLAT_RE.search(l)]
+    if bugs:
+        why = why or "kernel bug on the console: " + bugs[0]
     results = [(m.group(1), m.group(2), m.group(3) or "")
                for m in map(RESULT_RE.match, text.splitlines()) if m]
     if why:

@@ -219,6 +219,10 @@ class Fleet:
                 print(g.describe(), file=sys.stderr)
         for g in self.guests:
             g.quit()
+        for g in self.guests:
+            for line in vm.splats(g.console)[:3]:
+                print("FAIL console-clean: %s: %s" % (g.name, line), flush=True)
+                self.keep = True
         for f in self.files:
             if os.path.exists(f):
                 os.unlink(f)
