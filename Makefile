@@ -35,10 +35,12 @@ test-debug: deps  ## fork tests on a lockdep/KASAN/UBSAN kernel (slow)
 	@tests/run-debug
 bench-fork: deps  ## duplicated outputs across clones: stock vs patched
 	@tests/fork/bench
+bench-rng: deps  ## getrandom(2) throughput: patched/stock ratio
+	@tests/bench-rng
 send: tree  ## gates, smoke test, then write the submission with b4 (never sent)
 	@scripts/send
 reroll:  ## after sending vN: tag it sent/vmfork-vN and start vN+1
 	@scripts/reroll
 
 .PHONY: all help deps tree export build build-stock initramfs boot fork-demo \
-	report check test test-debug bench-fork send reroll
+	report check test test-debug bench-fork bench-rng send reroll
