@@ -44,7 +44,9 @@ series_patch_ids() {
 	c=$(cover_commit)
 	[ -n "$c" ] || die "$TREE: branch $BRANCH is not b4-enrolled (no cover commit)"
 	git -C "$TREE" log --reverse --format=%H "$c..$BRANCH" | while read -r h; do
-		git -C "$TREE" show "$h" | git patch-id --stable | cut -d' ' -f1
+		id=$(git -C "$TREE" show "$h" | git patch-id --stable | cut -d' ' -f1)
+		# An empty commit has no patch-id, but it is still work to export.
+		echo "${id:-empty-$(git -C "$TREE" log -1 --format=%B "$h" | sha1sum | cut -c1-40)}"
 	done
 }
 
