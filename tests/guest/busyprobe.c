@@ -25,6 +25,7 @@
 #include <sys/random.h>
 #include <termios.h>
 #include <unistd.h>
+#include "rawtty.h"
 #include "vgetrandom.h"
 
 /* Deep enough for ~0.3 s of the fastest consumer (vDSO) under TCG. */
@@ -98,22 +99,16 @@ int main(int argc, char **argv)
 {
 	const char *dev = argc > 1 ? argv[1] : "/dev/ttyS1";
 	unsigned long long from, n;
-	struct termios t;
 	pthread_t th;
 	char line[128];
 	FILE *in, *out;
-	int fd, k;
+	int k;
 
 	urnd = open("/dev/urandom", O_RDONLY);
-	fd = open(dev, O_RDWR | O_NOCTTY);
-	if (fd < 0 || urnd < 0 || tcgetattr(fd, &t)) {
+	if (urnd < 0 || open_raw_tty(dev, &in, &out)) {
 		perror(dev);
 		return 1;
 	}
-	cfmakeraw(&t);
-	tcsetattr(fd, TCSANOW, &t);
-	in = fdopen(fd, "r");
-	out = fdopen(dup(fd), "w");
 	int vdso = vgr_init(&vgr) == 0;
 	for (k = 0; k < 3; k++) {
 		cons[k].kind = k;

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
+#include "rawtty.h"
 #include "vgetrandom.h"
 
 #define RECLEN 32
@@ -86,11 +87,9 @@ static void run(const char *args)
 int main(int argc, char **argv)
 {
 	const char *dev = argc > 1 ? argv[1] : "/dev/ttyS1";
-	struct termios t;
 	cpu_set_t cpus;
 	char line[256];
 	unsigned long n = 0;
-	int fd;
 
 	CPU_ZERO(&cpus);
 	CPU_SET(0, &cpus);
@@ -98,16 +97,10 @@ int main(int argc, char **argv)
 	urnd = open("/dev/urandom", O_RDONLY);
 	if (vgr_init(&vgr) == 0)
 		vstate = vgr_state(&vgr);
-	fd = open(dev, O_RDWR | O_NOCTTY);
-	if (fd < 0 || urnd < 0 || tcgetattr(fd, &t)) {
+	if (urnd < 0 || open_raw_tty(dev, &in, &tty)) {
 		perror(dev);
 		return 1;
 	}
-	cfmakeraw(&t);
-	tcsetattr(fd, TCSANOW, &t);
-	/* Separate streams: one FILE may not switch between reading and writing. */
-	in = fdopen(fd, "r");
-	tty = fdopen(dup(fd), "w");
 	setvbuf(tty, NULL, _IOLBF, 0);
 	printf("RECSRV-READY %s vdso=%s\n", dev, vstate ? "yes" : "no");
 	fflush(stdout);
