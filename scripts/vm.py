@@ -33,6 +33,28 @@ def kernel_path(obj=None):
     return os.path.join(obj or default_obj(), "arch/x86/boot/bzImage")
 
 
+def initrd(obj=None):
+    """The initramfs with obj's own probe module appended, if it has one.
+
+    Concatenated cpio archives are one initramfs to the kernel; modules
+    must match the kernel they load into, the rest is shared.
+    """
+    base = os.path.join(BUILD, "initramfs.cpio")
+    obj = obj or default_obj()
+    kmod = os.path.join(obj, "kmod.cpio")
+    if not os.path.exists(kmod) or not os.path.exists(base):
+        return base
+    out = os.path.join(obj, "initrd.cpio")
+    if not os.path.exists(out) or os.path.getmtime(out) < max(
+            os.path.getmtime(base), os.path.getmtime(kmod)):
+        with open(out + ".tmp", "wb") as o:
+            for part in (base, kmod):
+                with open(part, "rb") as f:
+                    o.write(f.read())
+        os.replace(out + ".tmp", out)
+    return out
+
+
 def splats(path):
     """Console lines that show a kernel bug; [] if the log is clean."""
     try:

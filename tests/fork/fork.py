@@ -185,7 +185,7 @@ class Fleet:
 
     def __init__(self, obj=None, tag="fork"):
         self.kernel = vm.kernel_path(obj)
-        self.initrd = os.path.join(vm.BUILD, "initramfs.cpio")
+        self.initrd = vm.initrd(obj)
         for f in (self.kernel, self.initrd):
             if not os.path.exists(f):
                 raise GuestError("%s missing: run 'make build initramfs' first" % f)

@@ -9,9 +9,12 @@
  * outputs numbered above that value were produced after the snapshot.
  * An idle program woken by a request cannot show the window; this one is
  * running on the CPU when the restore happens.
+ * When tests/kmod/rngprobe.ko is loaded, its in-kernel get_random_u32() and
+ * get_random_u64() consumers are streams 3 and 4, their counters given as
+ * physical addresses (HMP xp).
  * Requests on the serial line (default /dev/ttyS1):
  *   "stop"                  -> consumers halt; "SEQ <g> <u> <v>"
- *   "dump <0|1|2> FROM N"   -> "DUMP <hex16 per output, '-'x16 if gone>"
+ *   "dump <0-4> FROM N"     -> "DUMP <hex16 per output, '-'x16 if gone>"
  *   "uptime"                -> "UPTIME <seconds>"
  */
 #define _GNU_SOURCE
@@ -82,12 +85,39 @@ static void *loop(void *arg)
 	return NULL;
 }
 
+/* The probe module's rings: slot i of ring k tagged i + 1 (see rngprobe.c). */
+#define KRING (1ull << 20)
+#define KPARAM "/sys/module/rngprobe/parameters/"
+static int krings = -1;
+
+static struct slot kslot(int k, uint64_t i)
+{
+	struct slot s = { 0, 0 };
+	off_t off = ((k - 3) * KRING + i % KRING) * sizeof(s);
+
+	if (pread(krings, &s, sizeof(s), off) != sizeof(s) || s.seq != i + 1)
+		s.seq = ~0ull;
+	else
+		s.seq = i;
+	return s;
+}
+
+static void kstop(void)
+{
+	int fd = open(KPARAM "stop", O_WRONLY);
+
+	if (fd >= 0 && write(fd, "1", 1) != 1)
+		perror(KPARAM "stop");
+	if (fd >= 0)
+		close(fd);
+}
+
 static void dump(FILE *out, int k, uint64_t from, uint64_t n)
 {
 	fputs("DUMP ", out);
 	for (uint64_t i = from; i < from + n; i++) {
-		struct slot s = cons[k].ring[i % RING];
-		if (k < 0 || k > 2 || s.seq != i || i >= cons[k].seq)
+		struct slot s = k > 2 ? kslot(k, i) : cons[k].ring[i % RING];
+		if (s.seq != i || (k <= 2 && i >= cons[k].seq))
 			fputs("----------------", out);
 		else
 			fprintf(out, "%016llx", (unsigned long long)s.val);
@@ -110,6 +140,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	int vdso = vgr_init(&vgr) == 0;
+	unsigned long long kphys[2] = { 0, 0 };
+	FILE *kp = fopen(KPARAM "seq_phys", "r");
+
+	krings = open("/proc/rngprobe", O_RDONLY);
+	if (kp && fscanf(kp, "%llu,%llu", &kphys[0], &kphys[1]) != 2)
+		kphys[0] = kphys[1] = 0;
+	if (kp)
+		fclose(kp);
 	for (k = 0; k < 3; k++) {
 		cons[k].kind = k;
 		cons[k].ring = calloc(RING, sizeof(struct slot));
@@ -117,16 +155,20 @@ int main(int argc, char **argv)
 			continue;
 		pthread_create(&th, NULL, loop, &cons[k]);
 	}
-	printf("PROBE-READY getrandom=%p urandom=%p vdso=%p vdso-available=%d\n",
-	       (void *)&cons[0].seq, (void *)&cons[1].seq, (void *)&cons[2].seq, vdso);
+	printf("PROBE-READY getrandom=%p urandom=%p vdso=%p vdso-available=%d "
+	       "ku32=%#llx ku64=%#llx kernel-available=%d\n",
+	       (void *)&cons[0].seq, (void *)&cons[1].seq, (void *)&cons[2].seq, vdso,
+	       kphys[0], kphys[1], krings >= 0 && kphys[0]);
 	fflush(stdout);
 	while (fgets(line, sizeof(line), in)) {
 		if (!strncmp(line, "stop", 4)) {
 			stopped = 1;
+			kstop();
 			usleep(20000);	/* let each loop finish its current output */
 			fprintf(out, "SEQ %llu %llu %llu\n", (unsigned long long)cons[0].seq,
 				(unsigned long long)cons[1].seq, (unsigned long long)cons[2].seq);
-		} else if (sscanf(line, "dump %d %llu %llu", &k, &from, &n) == 3 && k >= 0 && k < 3) {
+		} else if (sscanf(line, "dump %d %llu %llu", &k, &from, &n) == 3 && k >= 0 && k < 5 &&
+			   (k < 3 || krings >= 0)) {
 			dump(out, k, from, n);
 		} else if (!strncmp(line, "uptime", 6)) {
 			FILE *u = fopen("/proc/uptime", "r");

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * In-kernel RNG consumer for the VM fork benchmarks. Test code, loaded
+ * only into QEMU guests, built against both the stock and the patched
+ * kernel; it is not part of the series.
+ *
+ * By default two kthreads, one per CPU, call get_random_u32() and
+ * get_random_u64() in a loop and store output i in a ring tagged i + 1,
+ * as tests/guest/busyprobe.c does for userspace. The physical addresses
+ * of their counters are in the seq_phys parameter so that the host can
+ * read them from the paused VM (HMP xp) at the snapshot point; setting
+ * the stop parameter halts both; /proc/rngprobe gives the rings to
+ * busyprobe (slot i of ring k at offset (k * RING + i) * 16).
+ *
+ * With bench_ms=N it instead times get_random_u32() and get_random_u64()
+ * for N ms each and logs "RNGBENCH fn=... calls_per_s=..." (make bench-rng).
+ */
+#include <linux/cpumask.h>
+#include <linux/io.h>
+#include <linux/kthread.h>
+#include <linux/math64.h>
+#include <linux/module.h>
+#include <linux/proc_fs.h>
+#include <linux/random.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/vmalloc.h>
+
+/* ~0.3 s of get_random_u32() under TCG: the host stops us well before. */
+#define RING (1UL << 20)
+
+struct slot {
+	u64 tag;	/* output number + 1; 0: never written */
+	u64 val;
+};
+
+static unsigned int bench_ms;
+module_param(bench_ms, uint, 0444);
+MODULE_PARM_DESC(bench_ms, "time get_random_u32()/u64() for this many ms instead");
+
+static bool stop;
+module_param(stop, bool, 0644);
+MODULE_PARM_DESC(stop, "halt the consumers");
+
+static unsigned long seq_phys[2];
+module_param_array(seq_phys, ulong, NULL, 0444);
+MODULE_PARM_DESC(seq_phys, "physical addresses of the u32 and u64 output counters");
+
+/* kmalloc()ed so that virt_to_phys() is valid for the host to read them. */
+static u64 *seqs;
+static struct slot *rings;
+static struct task_struct *threads[2];
+static struct proc_dir_entry *proc;
+static u64 bench_sink;
+
+static int consume(void *arg)
+{
+	unsigned long k = (unsigned long)arg;
+	struct slot *ring = rings + k * RING;
+
+	while (!kthread_should_stop()) {
+		u64 i = seqs[k], v;
+
+		if (READ_ONCE(stop)) {
+			schedule_timeout_interruptible(HZ / 10);
+			continue;
+		}
+		v = k ? get_random_u64() : get_random_u32();
+		ring[i % RING].val = v;
+		/* The tag last: busyprobe trusts a slot whose tag matches. */
+		smp_store_release(&ring[i % RING].tag, i + 1);
+		smp_store_release(&seqs[k], i + 1);
+		cond_resched();
+	}
+	return 0;
+}
+
+static ssize_t rings_read(struct file *file, char __user *buf, size_t len, loff_t *pos)
+{
+	return simple_read_from_buffer(buf, len, pos, rings, 2 * RING * sizeof(*rings));
+}
+
+static const struct proc_ops rings_ops = {
+	.proc_read = rings_read,
+	.proc_lseek = default_llseek,
+};
+
+static void bench(const char *fn, bool wide)
+{
+	u64 calls = 0, t0 = ktime_get_ns(), t, sink = 0;
+	int i;
+
+	do {
+		for (i = 0; i < 1024; i++)
+			sink ^= wide ? get_random_u64() : get_random_u32();
+		calls += 1024;
+		cond_resched();
+		t = ktime_get_ns();
+	} while (t - t0 < (u64)bench_ms * NSEC_PER_MSEC);
+	WRITE_ONCE(bench_sink, sink);
+	pr_info("RNGBENCH fn=%s calls_per_s=%llu\n", fn,
+		div64_u64(calls * NSEC_PER_SEC, t - t0));
+}
+
+static int __init rngprobe_init(void)
+{
+	unsigned long k;
+
+	if (bench_ms) {
+		bench("get_random_u32", false);
+		bench("get_random_u64", true);
+		return 0;
+	}
+	seqs = kzalloc(2 * sizeof(*seqs), GFP_KERNEL);
+	rings = vzalloc(2 * RING * sizeof(*rings));
+	if (!seqs || !rings)
+		goto nomem;
+	proc = proc_create("rngprobe", 0444, NULL, &rings_ops);
+	if (!proc)
+		goto nomem;
+	for (k = 0; k < 2; k++) {
+		seq_phys[k] = virt_to_phys(&seqs[k]);
+		/* One consumer per CPU, so that each drains its own batches. */
+		threads[k] = kthread_create(consume, (void *)k, "rngprobe/%lu", k);
+		if (IS_ERR(threads[k]))
+			goto fail;
+		kthread_bind(threads[k], k % num_online_cpus());
+		wake_up_process(threads[k]);
+	}
+	pr_info("rngprobe: u32 and u64 consumers running\n");
+	return 0;
+fail:
+	while (k--)
+		kthread_stop(threads[k]);
+	proc_remove(proc);
+nomem:
+	vfree(rings);
+	kfree(seqs);
+	return -ENOMEM;
+}
+
+static void __exit rngprobe_exit(void)
+{
+	int k;
+
+	if (bench_ms)
+		return;
+	for (k = 0; k < 2; k++)
+		kthread_stop(threads[k]);
+	proc_remove(proc);
+	vfree(rings);
+	kfree(seqs);
+}
+
+module_init(rngprobe_init);
+module_exit(rngprobe_exit);
+MODULE_DESCRIPTION("vmfork test probe: in-kernel RNG consumer and benchmark");
+MODULE_LICENSE("GPL");
