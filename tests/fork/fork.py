@@ -154,9 +154,12 @@ class Guest:
             time.sleep(0.05)
         raise GuestError("%s: migrate not done in %ds" % (self.name, timeout))
 
-    def reseed_lines(self):
+    def console_lines(self, text):
         with open(self.console, errors="replace") as f:
-            return [line.rstrip() for line in f if RESEED in line]
+            return [line.rstrip() for line in f if text in line]
+
+    def reseed_lines(self):
+        return self.console_lines(RESEED)
 
     def quit(self):
         try:

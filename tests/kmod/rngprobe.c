@@ -13,7 +13,8 @@
  * busyprobe (slot i of ring k at offset (k * RING + i) * 16).
  *
  * With bench_ms=N it instead times get_random_u32() and get_random_u64()
- * for N ms each and logs "RNGBENCH fn=... calls_per_s=..." (make bench-rng).
+ * for N ms each, bench_rounds times in turn, and logs one
+ * "RNGBENCH fn=... calls_per_s=..." line per timing (make bench-rng).
  */
 #include <linux/cpumask.h>
 #include <linux/io.h>
@@ -38,6 +39,10 @@ struct slot {
 static unsigned int bench_ms;
 module_param(bench_ms, uint, 0444);
 MODULE_PARM_DESC(bench_ms, "time get_random_u32()/u64() for this many ms instead");
+
+static unsigned int bench_rounds = 1;
+module_param(bench_rounds, uint, 0444);
+MODULE_PARM_DESC(bench_rounds, "how many times to time each function");
 
 static bool stop;
 module_param(stop, bool, 0644);
@@ -108,8 +113,10 @@ static int __init rngprobe_init(void)
 	unsigned long k;
 
 	if (bench_ms) {
-		bench("get_random_u32", false);
-		bench("get_random_u64", true);
+		for (k = 0; k < bench_rounds; k++) {
+			bench("get_random_u32", false);
+			bench("get_random_u64", true);
+		}
 		return 0;
 	}
 	seqs = kzalloc(2 * sizeof(*seqs), GFP_KERNEL);

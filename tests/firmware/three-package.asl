@@ -1,0 +1,20 @@
+/*
+ * Malformed firmware for the vmgenid driver: ADDR returns a package of three integers.
+ * Used by tests/host/firmware with -acpitable, without -device vmgenid.
+ */
+DefinitionBlock ("", "SSDT", 2, "VMFORK", "VGENBAD", 1)
+{
+    Scope (\_SB)
+    {
+        Device (VGEN)
+        {
+            Name (_HID, "VMFK0001")
+            Name (_CID, "VM_Gen_Counter")
+            Name (_DDN, "VM_Gen_Counter")
+            Method (ADDR, 0, NotSerialized)
+            {
+                Return (Package (3) { 0x0FFDF000, 0, 0 })
+            }
+        }
+    }
+}

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Concurrency test, guest side, after "wgpair setup".
+#   busy start  - hammer (getrandom, /dev/urandom, vDSO on every CPU) and
+#                 pings through the WireGuard tunnel as fast as replies come
+#   busy status - "RX <packets received by peer a's wga> LOAD <live loaders>"
+set -u
+ns() { nsenter -t "$(cat /tmp/wgpair.$1)" -n "$@"; }
+case "${1:-}" in
+start)
+	hammer >/tmp/hammer.log 2>&1 </dev/null &
+	echo $! >/tmp/busy.pids
+	nsenter -t "$(cat /tmp/wgpair.a)" -n ping -A -q -s 1000 10.99.0.2 >/dev/null 2>&1 </dev/null &
+	echo $! >>/tmp/busy.pids
+	sleep 1
+	grep -q HAMMER /tmp/hammer.log && echo "STARTED $(cat /tmp/hammer.log)" || echo "ERR $(cat /tmp/hammer.log)"
+	;;
+status)
+	rx=$(nsenter -t "$(cat /tmp/wgpair.a)" -n cat /proc/net/dev | awk '/wga:/ { print $3 }')
+	live=0
+	for p in $(cat /tmp/busy.pids); do kill -0 "$p" 2>/dev/null && live=$((live + 1)); done
+	echo "RX ${rx:-none} LOAD $live"
+	;;
+*)
+	echo "usage: busy.sh start|status"; exit 2 ;;
+esac
