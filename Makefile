@@ -29,13 +29,13 @@ report:  ## short summary of the last main job
 	@scripts/report
 check: tree  ## static-analysis gates on the series (SERIES=dir|mbox for another)
 	@checks/run $(SERIES)
-test: deps  ## every gate and test; ends with 'N passed, N failed'
+test:  ## every gate and test (its first phase installs packages); ends with 'N passed, N failed'
 	@tests/run
 test-debug: deps  ## fork tests on a lockdep/KASAN/UBSAN kernel (slow)
 	@tests/run-debug
-bench-fork: deps  ## duplicated outputs across clones: stock vs patched
+bench-fork: deps  ## duplicated outputs across clones (user and in-kernel consumers): stock vs patched
 	@tests/fork/bench
-bench-rng: deps  ## getrandom(2) throughput: patched/stock ratio
+bench-rng: deps  ## getrandom(2) and get_random_u32/u64() throughput: patched/stock ratios
 	@tests/bench-rng
 send: tree  ## gates, smoke test, then write the submission with b4 (never sent)
 	@scripts/send

@@ -38,15 +38,18 @@ cover_commit() {
 	git -C "$TREE" log --format='%H' --grep='^--- b4-submit-tracking ---' -1 "$BASE_TAG..$BRANCH"
 }
 
-# One line per commit: patch-id, so a series can be compared across trees.
+# One line per commit, "patch-id:message-hash", so a series can be compared
+# across trees (patch-id) and an edit to a commit message alone is still
+# seen as work to export (message hash, with the author).
 series_patch_ids() {
 	local c
 	c=$(cover_commit)
 	[ -n "$c" ] || die "$TREE: branch $BRANCH is not b4-enrolled (no cover commit)"
 	git -C "$TREE" log --reverse --format=%H "$c..$BRANCH" | while read -r h; do
 		id=$(git -C "$TREE" show "$h" | git patch-id --stable | cut -d' ' -f1)
+		msg=$(git -C "$TREE" log -1 --format='%an <%ae>%n%B' "$h" | sha1sum | cut -c1-12)
 		# An empty commit has no patch-id, but it is still work to export.
-		echo "${id:-empty-$(git -C "$TREE" log -1 --format=%B "$h" | sha1sum | cut -c1-40)}"
+		echo "${id:-empty-$msg}:$msg"
 	done
 }
 
