@@ -33,9 +33,9 @@ test:  ## every gate and test (its first phase installs packages); ends with 'N 
 	@tests/run
 test-debug: deps  ## fork tests on a lockdep/KASAN/UBSAN kernel (slow)
 	@tests/run-debug
-bench-fork: deps  ## duplicated outputs across clones (user and in-kernel consumers): stock vs patched
+bench-fork: build build-stock initramfs  ## duplicated outputs across clones (user and in-kernel consumers): stock vs patched
 	@tests/fork/bench
-bench-rng: deps  ## getrandom(2) and get_random_u32/u64() throughput: patched/stock ratios
+bench-rng: build-stock initramfs  ## getrandom(2) and get_random_u32/u64() throughput: patched/stock ratios
 	@tests/bench-rng
 send: tree  ## gates, smoke test, then write the submission with b4 (never sent)
 	@scripts/send
