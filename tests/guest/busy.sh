@@ -4,7 +4,6 @@
 #                 pings through the WireGuard tunnel as fast as replies come
 #   busy status - "RX <packets received by peer a's wga> LOAD <live loaders>"
 set -u
-ns() { nsenter -t "$(cat /tmp/wgpair.$1)" -n "$@"; }
 case "${1:-}" in
 start)
 	hammer >/tmp/hammer.log 2>&1 </dev/null &

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Fork storm, guest side.
-#   storm start  - every CPU busy on the RNG (getrandom loops, /dev/urandom),
+#   storm start  - every CPU busy on the RNG (hammer: getrandom, urandom, vDSO),
 #                  and a poller that re-arms after each wake-up; its lines
 #                  ("# ready: ... count N", "fork_events before=.. after=..")
 #                  go to /tmp/storm.log
@@ -8,8 +8,7 @@
 F=/proc/sys/kernel/random/fork_events
 case "$1" in
 start)
-	for c in 1 2; do rngbench 100000 >/dev/null 2>&1 </dev/null & done
-	cat /dev/urandom >/dev/null 2>&1 </dev/null &
+	hammer >/dev/null 2>&1 </dev/null &
 	( while :; do
 		fork_events --wait-fork 600000 --pollers 1
 	  done ) >>/tmp/storm.log 2>&1 </dev/null &
