@@ -14,9 +14,7 @@
  *
  * With bench_ms=N it instead times get_random_u32() and get_random_u64()
  * for N ms each, bench_rounds times in turn, and logs one
- * "RNGBENCH fn=... calls_per_s=..." line per timing (make bench-rng);
- * writing N to the parameter later times them again, so that one boot can
- * compare two states of the same kernel.
+ * "RNGBENCH fn=... calls_per_s=..." line per timing (make bench-rng).
  */
 #include <linux/cpumask.h>
 #include <linux/io.h>
@@ -38,29 +36,13 @@ struct slot {
 	u64 val;
 };
 
-static unsigned int bench_rounds = 1;
-module_param(bench_rounds, uint, 0644);
-MODULE_PARM_DESC(bench_rounds, "how many times to time each function");
-
 static unsigned int bench_ms;
-static void bench_all(void);
-
-static int bench_ms_set(const char *val, const struct kernel_param *kp)
-{
-	int ret = param_set_uint(val, kp);
-
-	/* At load time, rngprobe_init() runs it once the module is set up. */
-	if (!ret && bench_ms && THIS_MODULE->state == MODULE_STATE_LIVE)
-		bench_all();
-	return ret;
-}
-
-static const struct kernel_param_ops bench_ms_ops = {
-	.set = bench_ms_set,
-	.get = param_get_uint,
-};
-module_param_cb(bench_ms, &bench_ms_ops, &bench_ms, 0644);
+module_param(bench_ms, uint, 0444);
 MODULE_PARM_DESC(bench_ms, "time get_random_u32()/u64() for this many ms instead");
+
+static unsigned int bench_rounds = 1;
+module_param(bench_rounds, uint, 0444);
+MODULE_PARM_DESC(bench_rounds, "how many times to time each function");
 
 static bool stop;
 module_param(stop, bool, 0644);
@@ -126,22 +108,15 @@ static void bench(const char *fn, bool wide)
 		div64_u64(calls * NSEC_PER_SEC, t - t0));
 }
 
-static void bench_all(void)
-{
-	unsigned int k;
-
-	for (k = 0; k < bench_rounds; k++) {
-		bench("get_random_u32", false);
-		bench("get_random_u64", true);
-	}
-}
-
 static int __init rngprobe_init(void)
 {
 	unsigned long k;
 
 	if (bench_ms) {
-		bench_all();
+		for (k = 0; k < bench_rounds; k++) {
+			bench("get_random_u32", false);
+			bench("get_random_u64", true);
+		}
 		return 0;
 	}
 	seqs = kzalloc(2 * sizeof(*seqs), GFP_KERNEL);
@@ -176,7 +151,7 @@ static void __exit rngprobe_exit(void)
 {
 	int k;
 
-	if (!seqs)
+	if (bench_ms)
 		return;
 	for (k = 0; k < 2; k++)
 		kthread_stop(threads[k]);
