@@ -31,7 +31,10 @@ class Guest:
     def __init__(self, fleet, name, guid="auto", snapshot=None, run="serve"):
         self.name, self.fleet = name, fleet
         base = os.path.join(fleet.work, name)
-        self.console, self.ttys1, qmp = base + ".console", base + ".ttyS1", base + ".qmp"
+        # Unix socket paths are limited to 107 bytes: sockets live in a short
+        # private directory, whatever the depth of the checkout.
+        sock = os.path.join(fleet.sockdir, name)
+        self.console, self.ttys1, qmp = base + ".console", sock + ".ttyS1", sock + ".qmp"
         self.stderr_path = base + ".stderr"
         incoming = "exec:cat " + snapshot if snapshot else None
         self.argv = vm.qemu_argv(fleet.kernel, fleet.initrd, "vmfork.run=" + run,
@@ -123,12 +126,19 @@ class Guest:
         return m
 
     def wait_running(self, timeout=60):
-        """A clone resumes by itself once its state is loaded."""
+        """Resume a clone once its state is loaded.
+
+        The source was stopped before its snapshot, so a clone stays paused
+        after loading it; "cont" is what starts the fork.
+        """
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             st = self.qmp.cmd("query-status")["status"]
             if st == "running":
                 return
+            if st == "paused" and self.qmp.cmd("query-migrate").get("status") == "completed":
+                self.qmp.cmd("cont")
+                continue
             if st not in ("inmigrate", "prelaunch", "restore-vm", "paused"):
                 raise GuestError("%s: status %s while restoring" % (self.name, st))
             time.sleep(0.05)
@@ -138,9 +148,13 @@ class Guest:
         return self.qmp.cmd("query-vm-generation-id")["guid"]
 
     def snapshot(self, path, timeout=60):
-        """Migrate the whole guest into a file; the guest is left paused."""
-        # The default 128 MiB/s cap makes a busy guest's migration take many
-        # dirty-page rounds; a local file can take far more.
+        """Stop the guest, then save it whole into a file; it is left paused.
+
+        Never a live migration: under TCG a running guest's pages can change
+        behind the copy, and clones of such a file crash (stock and patched
+        alike). A stopped guest is also one exact point of its execution.
+        """
+        self.qmp.cmd("stop")
         self.qmp.cmd("migrate-set-parameters", **{"max-bandwidth": 4 << 30})
         self.qmp.cmd("migrate", uri="exec:cat > " + path)
         end = time.monotonic() + timeout
@@ -196,6 +210,8 @@ class Fleet:
         root = os.path.join(vm.BUILD, "fork")
         os.makedirs(root, exist_ok=True)
         self.work = tempfile.mkdtemp(prefix=tag + ".", dir=root)
+        tmp = os.environ.get("TMPDIR", "/tmp")
+        self.sockdir = tempfile.mkdtemp(prefix="vmfork-", dir=tmp if len(tmp) < 48 else "/tmp")
         self.guests, self.files = [], []
         self.keep = os.environ.get("KEEP_FORK_LOGS")
 
@@ -229,6 +245,7 @@ class Fleet:
         for f in self.files:
             if os.path.exists(f):
                 os.unlink(f)
+        shutil.rmtree(self.sockdir, ignore_errors=True)
         if not self.keep and etype is None:
             shutil.rmtree(self.work, ignore_errors=True)
         elif etype is not None:
