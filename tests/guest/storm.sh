@@ -4,16 +4,24 @@
 #                  and a poller that re-arms after each wake-up; its lines
 #                  ("# ready: ... count N", "fork_events before=.. after=..")
 #                  go to /tmp/storm.log
+#   storm pause  - stop the load (SIGSTOP), so that a same-GUID control
+#                  pair restored from the next snapshot must repeat
+#   storm resume - let it go on
 #   storm report - the log and the count now
 F=/proc/sys/kernel/random/fork_events
 case "$1" in
 start)
 	hammer >/dev/null 2>&1 </dev/null &
+	echo $! >/tmp/storm.hammer
 	( while :; do
 		fork_events --wait-fork 600000 --pollers 1
 	  done ) >>/tmp/storm.log 2>&1 </dev/null &
 	sleep 1
 	echo "STARTED"
+	;;
+pause | resume)
+	sig=STOP; [ "$1" = resume ] && sig=CONT
+	kill -$sig "$(cat /tmp/storm.hammer)" && echo "LOAD $1d"
 	;;
 report)
 	# The poller re-arms after each wake-up, which is slow with every CPU
