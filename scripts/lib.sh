@@ -63,3 +63,16 @@ ccache_env() {
 series_revision() {
 	(cd "${1:-$TREE}" && b4 --offline-mode prep --show-revision 2>&1) | sed -n 's/^v\([0-9]*\)$/\1/p'
 }
+
+# progress PID FORMAT CMD [ARG]: while PID runs, print FORMAT (printf, with
+# CMD's output and ARG) every 30 s, so that no long step is silent.
+progress() {
+	local pid=$1 fmt=$2 cmd=$3 arg=${4:-} t=0
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		t=$((t + 1))
+		[ $((t % 30)) = 0 ] && kill -0 "$pid" 2>/dev/null &&
+			say "$(printf "$fmt" "$(eval "$cmd")" "$arg")"
+	done
+	return 0
+}
