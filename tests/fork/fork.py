@@ -222,6 +222,9 @@ class Fleet:
 
     def clone(self, name, snapshot, guid="auto"):
         g = Guest(self, name, guid=guid, snapshot=snapshot)
+        # Connected before it runs: what the guest prints at once after the
+        # resume would be dropped by a server socket without a client.
+        g._connect()
         g.wait_running()
         return g
 
