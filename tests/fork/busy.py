@@ -123,12 +123,12 @@ def bench(kernel, npairs, control, late, m):
     notes = []
     with fork.Fleet(obj=OBJ[kernel], tag="bench-" + kernel) as fl:
         src = fl.boot("src", run="probe", ready=r"PROBE-READY")
-        m = src.wait_console(r"PROBE-READY getrandom=(\S+) urandom=(\S+) vdso=(\S+) "
+        ready = src.wait_console(r"PROBE-READY getrandom=(\S+) urandom=(\S+) vdso=(\S+) "
                              r"vdso-available=(\d) ku32=(\S+) ku64=(\S+) kernel-available=(\d)")
-        addrs = m.groups()[:3]
-        if m.group(7) != "1":
+        addrs = ready.groups()[:3]
+        if ready.group(7) != "1":
             raise fork.GuestError("%s: the in-kernel probe (rngprobe.ko) did not start" % kernel)
-        kaddrs = m.groups()[4:6]
+        kaddrs = ready.groups()[4:6]
         guid0 = src.guid()
         plan = [("early", EARLY, npairs - npairs // 2 if late else npairs)]
         if late:
