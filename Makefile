@@ -37,7 +37,7 @@ bench-fork: build build-stock initramfs  ## duplicated outputs across clones (us
 	@tests/fork/bench
 bench-rng: build-stock initramfs  ## getrandom(2) and get_random_u32/u64() throughput: patched/stock ratios
 	@tests/bench-rng
-send: tree  ## gates, smoke test, then write the submission with b4 (never sent)
+send: tree  ## gates, smoke test, then write the submission with b4 (never sent); AUTHOR="Name <email>" to sign it
 	@scripts/send
 reroll:  ## after sending vN: tag it sent/vmfork-vN and start vN+1
 	@scripts/reroll

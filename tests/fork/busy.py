@@ -25,8 +25,9 @@ WINDOW = 64
 # means the consumer did not run: nothing was measured.
 MIN_OUTPUTS = 64
 EARLY = 10.0
+# "patched" is VMFORK_OBJ when set (the debug kernel, or a scratch build).
 OBJ = {"stock": os.path.join(fork.vm.BUILD, "obj-stock"),
-       "patched": os.path.join(fork.vm.BUILD, "obj")}
+       "patched": fork.vm.default_obj()}
 T0 = time.monotonic()
 TAG = "bench-fork"
 
