@@ -63,11 +63,11 @@ def snapshot(fl, src, addrs, kaddrs, name, tries=5):
     raise fork.GuestError("%s: no vCPU in the probe's address space after %d snapshots" % (name, tries))
 
 
-def dump(fl, name, path, seqs, guid, m):
-    """Restore one clone, let its consumers run past the fork, fetch outputs."""
+def dump(fl, name, path, seqs, guid, m, run):
+    """Restore one clone, let its consumers run for run s, fetch outputs."""
     c = fl.clone(name, path, guid)
     try:
-        time.sleep(0.1)
+        time.sleep(run)
         c.send("stop")
         c.readline()
         outs = []
@@ -113,12 +113,13 @@ def compare(x, y):
     return out
 
 
-def bench(kernel, npairs, control, late, m):
+def bench(kernel, npairs, control, late, m, run=0.1):
     """{column: {iface: [(same, run) per pair]}} and the snapshot notes.
 
     npairs fresh-GUID pairs, split between a snapshot at uptime EARLY and
     one at uptime late (0: none); control same-GUID pairs per snapshot;
-    m outputs compared per interface (vDSO 8x).
+    m outputs compared per interface (vDSO 8x); clones run run s after
+    the resume before their consumers stop.
     """
     res = {"fresh": {i: [] for i in IFACES}, "control": {i: [] for i in IFACES}}
     notes = []
@@ -145,8 +146,8 @@ def bench(kernel, npairs, control, late, m):
             say(notes[-1])
             for col, n, guid in (("fresh", pairs, "auto"), ("control", control, guid0)):
                 for p in range(n):
-                    a = dump(fl, "%s-%s%da" % (label, col, p), path, seqs, guid, m)
-                    b = dump(fl, "%s-%s%db" % (label, col, p), path, seqs, guid, m)
+                    a = dump(fl, "%s-%s%da" % (label, col, p), path, seqs, guid, m, run)
+                    b = dump(fl, "%s-%s%db" % (label, col, p), path, seqs, guid, m, run)
                     ab, ba = compare(a, b), compare(b, a)
                     for i, iface in enumerate(IFACES):
                         res[col][iface].append(max(ab[i], ba[i]))
