@@ -172,8 +172,17 @@ class Guest:
         with open(self.console, errors="replace") as f:
             return [line.rstrip() for line in f if text in line]
 
-    def reseed_lines(self):
-        return self.console_lines(RESEED)
+    def reseed_lines(self, forked=True):
+        """This restore's reseed lines. The kernel logs from a worker after
+        it acted on the fork, so a clone can answer before its line is out:
+        wait up to 10 s for one after a fork, 2 s where none is expected, so
+        that a line counted missing is missing and not late."""
+        end = time.monotonic() + (10 if forked else 2)
+        while True:
+            lines = self.console_lines(RESEED)
+            if lines or time.monotonic() >= end:
+                return lines
+            time.sleep(0.05)
 
     def quit(self):
         try:
