@@ -24,6 +24,7 @@ WINDOW = 64
 # Fewer real outputs than this after the snapshot, per interface and clone,
 # means the consumer did not run: nothing was measured.
 MIN_OUTPUTS = 64
+KRING = 1 << 20  # slots per in-kernel consumer's ring (tests/kmod/rngprobe.c)
 EARLY = 10.0
 # "patched" is VMFORK_OBJ when set (the debug kernel, or a scratch build).
 OBJ = {"stock": os.path.join(fork.vm.BUILD, "obj-stock"),
@@ -63,11 +64,22 @@ def snapshot(fl, src, addrs, kaddrs, name, tries=5):
     raise fork.GuestError("%s: no vCPU in the probe's address space after %d snapshots" % (name, tries))
 
 
-def dump(fl, name, path, seqs, guid, m, run):
+def dump(fl, name, path, seqs, kaddrs, guid, m, run):
     """Restore one clone, let its consumers run for run s, fetch outputs."""
     c = fl.clone(name, path, guid)
     try:
-        time.sleep(run)
+        # Stop after run s, but never so late that a consumer laps its ring
+        # (1M slots: in-kernel get_random_u32() draws ~2M/s on a fast host,
+        # and the outputs to compare would be overwritten), nor so early
+        # that an in-kernel consumer still waiting for its vCPU on a loaded
+        # host has drawn nothing (bounded).
+        t0 = time.monotonic()
+        while True:
+            drawn = [(peek(c, "xp /1gx " + a) or 0) - s for a, s in zip(kaddrs, seqs[3:])]
+            t = time.monotonic() - t0
+            if max(drawn) >= KRING // 2 or t >= 10 or (t >= run and min(drawn) >= MIN_OUTPUTS):
+                break
+            time.sleep(0.02)
         c.send("stop")
         c.readline()
         outs = []
@@ -146,8 +158,8 @@ def bench(kernel, npairs, control, late, m, run=0.1):
             say(notes[-1])
             for col, n, guid in (("fresh", pairs, "auto"), ("control", control, guid0)):
                 for p in range(n):
-                    a = dump(fl, "%s-%s%da" % (label, col, p), path, seqs, guid, m, run)
-                    b = dump(fl, "%s-%s%db" % (label, col, p), path, seqs, guid, m, run)
+                    a = dump(fl, "%s-%s%da" % (label, col, p), path, seqs, kaddrs, guid, m, run)
+                    b = dump(fl, "%s-%s%db" % (label, col, p), path, seqs, kaddrs, guid, m, run)
                     ab, ba = compare(a, b), compare(b, a)
                     for i, iface in enumerate(IFACES):
                         res[col][iface].append(max(ab[i], ba[i]))
