@@ -28,7 +28,7 @@ class GuestError(Exception):
 class Guest:
     """One QEMU process: a freshly booted source or a clone restored from a file."""
 
-    def __init__(self, fleet, name, guid="auto", snapshot=None, run="serve"):
+    def __init__(self, fleet, name, guid="auto", snapshot=None, run="serve", append=""):
         self.name, self.fleet = name, fleet
         base = os.path.join(fleet.work, name)
         # Unix socket paths are limited to 107 bytes: sockets live in a short
@@ -37,7 +37,7 @@ class Guest:
         self.console, self.ttys1, qmp = base + ".console", sock + ".ttyS1", sock + ".qmp"
         self.stderr_path = base + ".stderr"
         incoming = "exec:cat " + snapshot if snapshot else None
-        self.argv = vm.qemu_argv(fleet.kernel, fleet.initrd, "vmfork.run=" + run,
+        self.argv = vm.qemu_argv(fleet.kernel, fleet.initrd, ("vmfork.run=" + run + " " + append).strip(),
                                  fleet.accel, self.console, guid=guid,
                                  chardevs=[self.ttys1], qmp=qmp, incoming=incoming)
         with open(self.stderr_path, "w") as err:
@@ -224,8 +224,8 @@ class Fleet:
         self.guests, self.files = [], []
         self.keep = os.environ.get("KEEP_FORK_LOGS")
 
-    def boot(self, name, run="serve", ready="RECSRV-READY", timeout=120):
-        g = Guest(self, name, run=run)
+    def boot(self, name, run="serve", ready="RECSRV-READY", timeout=120, append=""):
+        g = Guest(self, name, run=run, append=append)
         g.wait_console(ready, timeout)
         return g
 

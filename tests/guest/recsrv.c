@@ -7,15 +7,23 @@
  * record, so at most the record being written at snapshot time is pre-fork:
  *   ""/"r"        -> "REC <n> <getrandom|urandom|vdso> <hex32>", interfaces in turn
  *   "run NAME ARG" -> output of /tests/NAME.sh ARG, then "END <status>"
+ *   "i"           -> "REC <n> insecure <hex32>", getrandom(GRND_INSECURE):
+ *                    the only interface that reads the crng before it is ready
+ *   "credit"      -> credits 128 bits (RNDADDENTROPY), which takes a crng
+ *                    that has none to CRNG_EARLY: "CREDIT ok" or "CREDIT <errno>"
+ *   "state"       -> "STATE ready=<0|1>" (GRND_NONBLOCK; it never waits)
  * Pinned to CPU 0 because each CPU has its own crng: same-GUID clones must
  * draw from the same one to show the repetition the control looks for.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/random.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -44,15 +52,39 @@ static const char *fill(unsigned long n, unsigned char *buf)
 	}
 }
 
-static void record(unsigned long n)
+static void record(unsigned long n, int insecure)
 {
 	unsigned char buf[RECLEN] = { 0 };
-	const char *src = fill(n, buf);
+	const char *src = insecure ? (getrandom(buf, RECLEN, GRND_INSECURE) == RECLEN ?
+				      "insecure" : NULL) : fill(n, buf);
 
 	fprintf(tty, "REC %lu %s ", n, src ? src : "error");
 	for (int i = 0; i < RECLEN; i++)
 		fprintf(tty, "%02x", buf[i]);
 	fputs("\n", tty);
+}
+
+/*
+ * 128 bits of credit: with nothing trusted at boot, the crng goes from
+ * CRNG_EMPTY (each output extracted anew from the pool, RDRAND included)
+ * to CRNG_EARLY (one key, advanced by fast key erasure alone) and stays
+ * there until interrupts credit 128 more bits, about a minute.
+ */
+static void credit(void)
+{
+	struct {
+		struct rand_pool_info info;
+		unsigned char buf[16];
+	} in = { .info = { .entropy_count = 128, .buf_size = 16 } };
+	int fd = open("/dev/random", O_WRONLY);
+
+	getrandom(in.buf, sizeof(in.buf), GRND_INSECURE);
+	if (fd < 0 || ioctl(fd, RNDADDENTROPY, &in) < 0)
+		fprintf(tty, "CREDIT %d\n", errno);
+	else
+		fputs("CREDIT ok\n", tty);
+	if (fd >= 0)
+		close(fd);
 }
 
 static void run(const char *args)
@@ -109,7 +141,14 @@ int main(int argc, char **argv)
 		if (!strncmp(line, "run ", 4))
 			run(line + 4);
 		else if (!line[0] || !strcmp(line, "r"))
-			record(n++);
+			record(n++, 0);
+		else if (!strcmp(line, "i"))
+			record(n++, 1);
+		else if (!strcmp(line, "credit"))
+			credit();
+		else if (!strcmp(line, "state"))
+			fprintf(tty, "STATE ready=%d\n",
+				getrandom(line, 1, GRND_NONBLOCK) == 1);
 		else
 			fputs("ERR unknown request\n", tty);
 		fflush(tty);
