@@ -1,5 +1,6 @@
 # vmfork: the patch series, its kernel tree, its gates and its QEMU tests.
-# Every target is one script; 'make help' lists them.
+# Every target is one script; 'make help' lists the README's (initramfs
+# and report are steps of others). Each builds what it needs first.
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 export T0 := $(shell date +%s)
@@ -19,23 +20,23 @@ build: tree  ## configure (tinyconfig + configs/) and build the patched kernel
 	@scripts/build
 build-stock: tree  ## build the unpatched base kernel (for comparisons)
 	@scripts/build-stock
-initramfs:  ## busybox + guest programs from tests/guest
+initramfs: tree  # busybox, guest programs, the tree's kselftests
 	@scripts/mkinitramfs
 boot: build initramfs  ## boot the patched kernel in QEMU, run the smoke test
 	@scripts/boot smoke
 fork-demo: build initramfs  ## fork a running guest: two clones and a control
 	@mkdir -p build/logs && tests/fork/demo | tee build/logs/fork-demo.txt
-report:  ## short summary of the last main job
+report:  # short summary of the last main job
 	@scripts/report
 check: tree  ## static-analysis gates on the series (SERIES=dir|mbox for another)
 	@checks/run $(SERIES)
 test:  ## every gate and test (its first phase installs packages); ends with 'N passed, N failed'
 	@tests/run
-test-debug: deps  ## fork tests on a lockdep/KASAN/UBSAN kernel (slow)
+test-debug: tree  ## fork tests on a lockdep/KASAN/UBSAN kernel (slow)
 	@tests/run-debug
 bench-fork: build build-stock initramfs  ## duplicated outputs across clones (user and in-kernel consumers): stock vs patched
 	@tests/fork/bench
-bench-rng: build-stock initramfs  ## getrandom(2) and get_random_u32/u64() throughput: patched/stock ratios
+bench-rng: build build-stock initramfs  ## getrandom(2) and get_random_u32/u64() throughput: patched/stock ratios
 	@tests/bench-rng
 send: tree  ## gates, smoke test, then write the submission with b4 (never sent); AUTHOR="Name <email>" to sign it
 	@scripts/send
