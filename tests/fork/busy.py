@@ -156,8 +156,12 @@ def bench(kernel, npairs, control, late, m, run=0.1):
             notes.append("%s %s snapshot at uptime %.1fs, outputs so far %s" %
                          (kernel, label, up, "/".join(str(s) for s in seqs)))
             say(notes[-1])
+            last = time.monotonic()
             for col, n, guid in (("fresh", pairs, "auto"), ("control", control, guid0)):
                 for p in range(n):
+                    if time.monotonic() - last >= 30:  # a line at least every 30 s
+                        say("%s %s: %s pair %d of %d" % (kernel, label, col, p + 1, n))
+                        last = time.monotonic()
                     a = dump(fl, "%s-%s%da" % (label, col, p), path, seqs, kaddrs, guid, m, run)
                     b = dump(fl, "%s-%s%db" % (label, col, p), path, seqs, kaddrs, guid, m, run)
                     ab, ba = compare(a, b), compare(b, a)
