@@ -23,12 +23,14 @@ srcpkg_version() { dpkg-query -W -f='${Version}' "$SRCPKG" 2>/dev/null; }
 # Authorship comes from whoever runs the tools; without a git identity,
 # the project's own identity is used (never an invented person). b4 reads
 # user.name/user.email from git config, hence GIT_CONFIG_* as well.
+use_identity() {
+	export GIT_AUTHOR_NAME=$1 GIT_AUTHOR_EMAIL=$2 GIT_COMMITTER_NAME=$1 GIT_COMMITTER_EMAIL=$2
+	export GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0=$1 \
+		GIT_CONFIG_KEY_1=user.email GIT_CONFIG_VALUE_1=$2
+}
 identity_env() {
 	if ! git config user.email >/dev/null 2>&1 || ! git config user.name >/dev/null 2>&1; then
-		export GIT_AUTHOR_NAME=$PROJECT_NAME GIT_AUTHOR_EMAIL=$PROJECT_EMAIL
-		export GIT_COMMITTER_NAME=$PROJECT_NAME GIT_COMMITTER_EMAIL=$PROJECT_EMAIL
-		export GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0=$PROJECT_NAME \
-			GIT_CONFIG_KEY_1=user.email GIT_CONFIG_VALUE_1=$PROJECT_EMAIL
+		use_identity "$PROJECT_NAME" "$PROJECT_EMAIL"
 	fi
 }
 identity_env
