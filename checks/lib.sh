@@ -126,7 +126,7 @@ objs_diag() {
 	relpaths <"$WORK/diag.log" | grep -E '^[^ :]+:[0-9]+(:[0-9]+(-[0-9]+)?)?: ' >"$WORK/diag"
 	# A failed make must show why (a compile error); otherwise the tool broke.
 	if [ "$rc" != 0 ] && ! grep -q ': error' "$WORK/diag"; then
-		{ echo "make $* ${objs[*]} failed at $(short "$rev"):"; tail -5 "$WORK/diag.log"; } >"$WORK/broken"
+		{ echo "make $* ${objs[*]} failed at $(short "$rev"):"; tail -5 "$WORK/diag.log"; } >>"$WORK/broken"
 	fi
 	cat "$WORK/diag"
 }
