@@ -101,11 +101,16 @@ touched_objs() {
 		exists_at "$1" "$f" && echo "${f%.c}.o"
 	done
 }
-# Of objects $@, those kbuild built (a .cmd file): the others are not in
-# this config, and skipped.
+# Of objects $@, those kbuild built or tried to in objs_diag's directory
+# build (a .cmd file, or gcc's dependency file left by a failed compile
+# since $WORK/dirs-start): the others are not in this config, and skipped.
+# A compile error is a finding, never a skip.
 built() {
-	local o
-	for o; do [ -f "$CHECK_OBJ/$(dirname "$o")/.$(basename "$o").cmd" ] && echo "$o"; done
+	local o d
+	for o; do
+		d=$CHECK_OBJ/$(dirname "$o")/.$(basename "$o")
+		[ -f "$d.cmd" ] || [ "$d.d" -nt "$WORK/dirs-start" ] && echo "$o"
+	done
 }
 # Build the objects at $1 quietly, then again with make args $2...: only
 # that second run's diagnostics are printed, as file:line[:col]: message
@@ -117,7 +122,10 @@ objs_diag() {
 	checkout "$rev"
 	mapfile -t objs < <(touched_objs "$rev")
 	[ ${#objs[@]} -gt 0 ] || return 0
-	kmake -k -j"$(nproc)" "${objs[@]}" >"$WORK/plain.log" 2>&1
+	# Their directories, not the objects: kbuild compiles a named object
+	# even outside the config, a directory only what the config asks for.
+	touch "$WORK/dirs-start"
+	kmake -k -j"$(nproc)" $(printf '%s\n' "${objs[@]}" | sed 's|[^/]*$||' | sort -u) >"$WORK/plain.log" 2>&1
 	mapfile -t objs < <(built "${objs[@]}")
 	[ ${#objs[@]} -gt 0 ] || return 0
 	[ -z "${PRE_DIAG:-}" ] || $PRE_DIAG "${objs[@]}"
@@ -126,7 +134,7 @@ objs_diag() {
 	relpaths <"$WORK/diag.log" | grep -E '^[^ :]+:[0-9]+(:[0-9]+(-[0-9]+)?)?: ' >"$WORK/diag"
 	# A failed make must show why (a compile error); otherwise the tool broke.
 	if [ "$rc" != 0 ] && ! grep -q ': error' "$WORK/diag"; then
-		{ echo "make $* ${objs[*]} failed at $(short "$rev"):"; tail -5 "$WORK/diag.log"; } >"$WORK/broken"
+		{ echo "make $* ${objs[*]} failed at $(short "$rev"):"; tail -5 "$WORK/diag.log"; } >>"$WORK/broken"
 	fi
 	cat "$WORK/diag"
 }
