@@ -1,24 +1,21 @@
 /*
- * Fail each kernel allocation of a driver probe in turn (the kernel's
- * fail-nth fault injection, failslab), to exercise every error path of
- * the probe, including those after the ACPI notify handler is installed:
- *   failsweep bind DRVDIR DEV     write DEV to DRVDIR/bind
- *   failsweep insmod MODULE.ko    load the module (its init probes)
- * Attempt n makes the n-th allocation of the bind or load fail; n grows
- * until an attempt runs with no allocation failed, which is left bound or
- * loaded. A successful attempt with a failure injected is undone (unbind,
- * rmmod) before the next one. Needs CONFIG_FAILSLAB, and failslab's
- * ignore-gfp-wait set to N (GFP_KERNEL allocations are skipped otherwise).
+ * Bind a driver with each of its probe's allocations failed in turn (the
+ * kernel's fail-nth fault injection, failslab), so that every error path
+ * of the probe runs, those after the ACPI notify handler is installed
+ * included:
+ *   failsweep DRVDIR DEV      write DEV to DRVDIR/bind
+ * Attempt n makes the n-th allocation failslab lets through fail (the
+ * caller sets which: tests/guest/vmgenid.sh); n grows until an attempt
+ * runs with no allocation failed, which is left bound. An attempt that
+ * binds although an allocation failed is unbound before the next one.
  * Prints "SWEEP attempts N failed F ok yes|no"; exits 1 on a usage error
  * or if the last, fault-free attempt fails.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define MAX_ATTEMPTS 2000
@@ -48,10 +45,13 @@ static unsigned int get_nth(void)
 	return strtoul(buf, NULL, 10);
 }
 
-static int write_str(const char *path, const char *s)
+static int write_to(const char *dir, const char *file, const char *s)
 {
-	int fd = open(path, O_WRONLY), ret;
+	char path[256];
+	int fd, ret;
 
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return -1;
 	ret = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
@@ -61,14 +61,11 @@ static int write_str(const char *path, const char *s)
 
 int main(int argc, char **argv)
 {
-	int bind = argc == 4 && !strcmp(argv[1], "bind");
-	int load = argc == 3 && !strcmp(argv[1], "insmod");
-	char path[256], name[64] = "";
 	unsigned int n, failed = 0;
-	int fd, ret;
+	int ret;
 
-	if (!bind && !load) {
-		fprintf(stderr, "usage: failsweep bind DRVDIR DEV | failsweep insmod MODULE.ko\n");
+	if (argc != 3) {
+		fprintf(stderr, "usage: failsweep DRVDIR DEV\n");
 		return 1;
 	}
 	nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
@@ -76,26 +73,9 @@ int main(int argc, char **argv)
 		perror("failsweep: /proc/thread-self/fail-nth (CONFIG_FAULT_INJECTION?)");
 		return 1;
 	}
-	/* Opened once, outside the sweep: only the bind or load counts. */
-	if (bind) {
-		snprintf(path, sizeof(path), "%s/bind", argv[2]);
-	} else {
-		const char *base = strrchr(argv[2], '/');
-
-		snprintf(name, sizeof(name), "%s", base ? base + 1 : argv[2]);
-		name[strcspn(name, ".")] = '\0';
-	}
-	fd = open(bind ? path : argv[2], bind ? O_WRONLY : O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		perror(bind ? path : argv[2]);
-		return 1;
-	}
 	for (n = 1; n <= MAX_ATTEMPTS; n++) {
 		set_nth(n);
-		if (bind)
-			ret = write(fd, argv[3], strlen(argv[3])) < 0 ? -1 : 0;
-		else
-			ret = syscall(SYS_finit_module, fd, "", 0);
+		ret = write_to(argv[1], "bind", argv[2]);
 		if (get_nth()) {
 			set_nth(0);
 			printf("SWEEP attempts %u failed %u ok %s\n", n, failed, ret ? "no" : "yes");
@@ -107,18 +87,13 @@ int main(int argc, char **argv)
 			failed++;
 			continue;
 		}
-		/* Bound or loaded although an allocation failed: undo it. */
-		if (bind) {
-			snprintf(path, sizeof(path), "%s/unbind", argv[2]);
-			ret = write_str(path, argv[3]);
-		} else {
-			ret = syscall(SYS_delete_module, name, O_NONBLOCK);
-		}
-		if (ret) {
-			perror("failsweep: undo");
+		/* Bound although an allocation failed: unbind for the next. */
+		if (write_to(argv[1], "unbind", argv[2])) {
+			perror("failsweep: unbind");
 			return 1;
 		}
 	}
+	set_nth(0);
 	printf("SWEEP attempts %u failed %u ok no\n", n - 1, failed);
 	fprintf(stderr, "failsweep: still failing allocations after %d attempts\n", MAX_ATTEMPTS);
 	return 1;
