@@ -26,13 +26,14 @@ pause | resume)
 report)
 	# The poller re-arms after each wake-up, which is slow with every CPU
 	# busy: give it up to 10 s to read the final count.
-	c=$(cat $F) i=0
-	while [ $i -lt 100 ]; do
+	c=$(cat $F 2>/dev/null) || c=missing
+	i=0
+	while [ "$c" != missing ] && [ $i -lt 100 ]; do
 		last=$(grep -oE 'count [0-9]+|after=[0-9]+' /tmp/storm.log | tail -1 | grep -oE '[0-9]+')
 		[ "$last" = "$c" ] && break
 		sleep 0.1; i=$((i + 1))
 	done
 	cat /tmp/storm.log
-	echo "COUNT $(cat $F)"
+	echo "COUNT $(cat $F 2>/dev/null || echo missing)"
 	;;
 esac
