@@ -54,7 +54,14 @@ ensure_obj() {
 	checkout "$CHECK_BASE"
 	say "building $CHECK_OBJ at base with build/obj's config (slow once, incremental afterwards)" >&2
 	mkdir -p "$CHECK_OBJ" && cp "$cfg" "$CHECK_OBJ/.config" && cp "$cfg" "$CHECK_OBJ/.config.project"
-	kmake olddefconfig >/dev/null && kmake -j"$(nproc)" vmlinux >"$CHECK_OBJ/build.log" 2>&1 ||
+	local kpid
+	touch "$CHECK_OBJ/.build-start"
+	{ kmake olddefconfig >/dev/null && kmake -j"$(nproc)" vmlinux >"$CHECK_OBJ/build.log" 2>&1; } &
+	kpid=$!
+	# Minutes when cold: say how far it got every 30 s.
+	progress "$kpid" 'building the base: %s objects compiled' \
+		"find '$CHECK_OBJ' -name '*.o' -newer '$CHECK_OBJ/.build-start' | wc -l" >&2
+	wait "$kpid" ||
 		{ tail -20 "$CHECK_OBJ/build.log"; echo "FAIL $GATE: base does not build in $CHECK_OBJ"; exit 2; }
 }
 
