@@ -1,8 +1,8 @@
 /*
  * Firmware for the vmgenid driver: ADDR points at 160 MiB, ordinary RAM
- * that the kernel command line sets aside (memmap=64K$0xa000000 reserved,
- * or memmap=64K!0xa000000, a memory type the driver does not know) and
- * that a QEMU loader device fills with an ID. Both must be accepted.
+ * that a QEMU loader device fills with an ID, used as it is or set aside
+ * by the kernel command line (memmap=64K$0xa000000 reserved, %...-1+5
+ * unusable, !... persistent memory). Every one must be accepted.
  * Used by tests/host/firmware with -acpitable, without -device vmgenid.
  */
 DefinitionBlock ("", "SSDT", 2, "VMFORK", "VGENRAM", 1)
