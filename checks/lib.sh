@@ -54,14 +54,9 @@ ensure_obj() {
 	checkout "$CHECK_BASE"
 	say "building $CHECK_OBJ at base with build/obj's config (slow once, incremental afterwards)" >&2
 	mkdir -p "$CHECK_OBJ" && cp "$cfg" "$CHECK_OBJ/.config" && cp "$cfg" "$CHECK_OBJ/.config.project"
-	local kpid
-	touch "$CHECK_OBJ/.build-start"
-	{ kmake olddefconfig >/dev/null && kmake -j"$(nproc)" vmlinux >"$CHECK_OBJ/build.log" 2>&1; } &
-	kpid=$!
-	# Minutes when cold: say how far it got every 30 s.
-	progress "$kpid" 'building the base: %s objects compiled' \
-		"find '$CHECK_OBJ' -name '*.o' -newer '$CHECK_OBJ/.build-start' | wc -l" >&2
-	wait "$kpid" ||
+	# Minutes when cold: watch_kmake says how far it got every 30 s.
+	kmake olddefconfig >/dev/null &&
+		watch_kmake "$CHECK_OBJ" "$CHECK_OBJ/build.log" "building the base" "" -j"$(nproc)" vmlinux >&2 ||
 		{ tail -20 "$CHECK_OBJ/build.log"; echo "FAIL $GATE: base does not build in $CHECK_OBJ"; exit 2; }
 }
 

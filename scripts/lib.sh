@@ -82,3 +82,17 @@ progress() {
 	done
 	return 0
 }
+
+# watch_kmake OBJ LOG LABEL TOTAL ARGS...: the caller's kmake ARGS in the
+# background, output in LOG, with a line every 30 s counting the objects
+# compiled in OBJ so far (of about TOTAL, if known); returns make's status.
+watch_kmake() {
+	local obj=$1 log=$2 label=$3 total=$4 pid
+	shift 4
+	touch "$obj/.build-start"
+	kmake "$@" >"$log" 2>&1 &
+	pid=$!
+	progress "$pid" "$label: %s objects compiled%s" \
+		"find '$obj' -name '*.o' -newer '$obj/.build-start' | wc -l" "${total:+ of about $total}"
+	wait "$pid"
+}
