@@ -17,6 +17,11 @@ import time
 import fork
 
 IFACES = ("getrandom", "urandom", "vdso", "get_random_u32", "get_random_u64")
+# Guest profiles: what the probe runs (tests/guest/NAME.sh) and which
+# streams it fills. "probe-vdso": one vDSO loop and nothing else drawing
+# randomness, so that nothing but the notification (or the vDSO itself)
+# tells the kernel of the fork.
+PROFILES = {"busy": ("probe", (0, 1, 2, 3, 4)), "vdso-only": ("probe-vdso", (2,))}
 # get_random_u32() outputs are 4 bytes: matched only against the sibling's
 # own u32 stream near the same position, or chance would make matches.
 NARROW = (False, False, False, True, False)
@@ -64,17 +69,20 @@ def snapshot(fl, src, addrs, kaddrs, name, tries=5):
     raise fork.GuestError("%s: no vCPU in the probe's address space after %d snapshots" % (name, tries))
 
 
-def dump(fl, name, path, seqs, kaddrs, guid, m, run):
-    """Restore one clone, let its consumers run for run s, fetch outputs."""
+def dump(fl, name, path, seqs, kaddrs, guid, m, run, streams):
+    """Restore one clone, let its consumers run for run s, fetch the
+    outputs of streams (the others are left empty)."""
     c = fl.clone(name, path, guid)
     try:
+        if not kaddrs:
+            time.sleep(run)
         # Stop after run s, but never so late that a consumer laps its ring
         # (1M slots: in-kernel get_random_u32() draws ~2M/s on a fast host,
         # and the outputs to compare would be overwritten), nor so early
         # that an in-kernel consumer still waiting for its vCPU on a loaded
         # host has drawn nothing (bounded).
         t0 = time.monotonic()
-        while True:
+        while kaddrs:
             drawn = [(peek(c, "xp /1gx " + a) or 0) - s for a, s in zip(kaddrs, seqs[3:])]
             t = time.monotonic() - t0
             if max(drawn) >= KRING // 2 or t >= 10 or (t >= run and min(drawn) >= MIN_OUTPUTS):
@@ -82,8 +90,9 @@ def dump(fl, name, path, seqs, kaddrs, guid, m, run):
             time.sleep(0.02)
         c.send("stop")
         c.readline()
-        outs = []
-        for k, s in enumerate(seqs):
+        outs = [[] for _ in IFACES]
+        for k in streams:
+            s = seqs[k]
             # Output s may predate the snapshot. vDSO outputs come ~10x faster.
             n = m * (8 if IFACES[k] == "vdso" else 1)
             c.send("dump %d %d %d" % (k, s + 1, n))
@@ -95,7 +104,7 @@ def dump(fl, name, path, seqs, kaddrs, guid, m, run):
                 raise fork.GuestError("%s: %s dump has %d of %d outputs, %d after the snapshot: "
                                       "nothing to compare (%r)" % (name, IFACES[k], len(vals), n,
                                                                    real, line[:60]))
-            outs.append(vals)
+            outs[k] = vals
         return outs
     finally:
         c.quit()
@@ -125,27 +134,33 @@ def compare(x, y):
     return out
 
 
-def bench(kernel, npairs, control, late, m, run=0.1):
+def bench(kernel, npairs, control, late, m, run=0.1, profile="busy"):
     """{column: {iface: [(same, run) per pair]}} and the snapshot notes.
 
     npairs fresh-GUID pairs, split between a snapshot at uptime EARLY and
     one at uptime late (0: none); control same-GUID pairs per snapshot;
     m outputs compared per interface (vDSO 8x); clones run run s after
-    the resume before their consumers stop.
+    the resume before their consumers stop; profile: a key of PROFILES.
     """
-    res = {"fresh": {i: [] for i in IFACES}, "control": {i: [] for i in IFACES}}
+    mode, streams = PROFILES[profile]
+    ifaces = [IFACES[k] for k in streams]
+    res = {"fresh": {i: [] for i in ifaces}, "control": {i: [] for i in ifaces}}
     notes = []
     with fork.Fleet(obj=OBJ[kernel], tag="bench-" + kernel) as fl:
-        src = fl.boot("src", run="probe", ready=r"PROBE-READY")
+        src = fl.boot("src", run=mode, ready=r"PROBE-READY")
         ready = src.wait_console(r"PROBE-READY getrandom=(\S+) urandom=(\S+) vdso=(\S+) "
                              r"vdso-available=(\d) ku32=(\S+) ku64=(\S+) kernel-available=(\d)")
         addrs = ready.groups()[:3]
-        if ready.group(7) != "1":
+        if 3 in streams and ready.group(7) != "1":
             raise fork.GuestError("%s: the in-kernel probe (rngprobe.ko) did not start" % kernel)
-        kaddrs = ready.groups()[4:6]
+        if 2 in streams and ready.group(4) != "1":
+            raise fork.GuestError("%s: the probe found no vDSO getrandom()" % kernel)
+        kaddrs = ready.groups()[4:6] if 3 in streams else ()
         guid0 = src.guid()
         plan = [("early", EARLY, npairs - npairs // 2 if late else npairs)]
-        if late:
+        if late and profile == "vdso-only":
+            plan = [("late", late, npairs)]  # the crng reseeds itself often early on
+        elif late:
             plan.append(("late", late, npairs // 2))
         for label, uptime, pairs in plan:
             while float(src.request_value("uptime", "UPTIME")) < uptime:
@@ -162,18 +177,18 @@ def bench(kernel, npairs, control, late, m, run=0.1):
                     if time.monotonic() - last >= 30:  # a line at least every 30 s
                         say("%s %s: %s pair %d of %d" % (kernel, label, col, p + 1, n))
                         last = time.monotonic()
-                    a = dump(fl, "%s-%s%da" % (label, col, p), path, seqs, kaddrs, guid, m, run)
-                    b = dump(fl, "%s-%s%db" % (label, col, p), path, seqs, kaddrs, guid, m, run)
+                    a, b = (dump(fl, "%s-%s%d%s" % (label, col, p, x), path, seqs, kaddrs,
+                                 guid, m, run, streams) for x in "ab")
                     ab, ba = compare(a, b), compare(b, a)
-                    for i, iface in enumerate(IFACES):
-                        res[col][iface].append(max(ab[i], ba[i]))
+                    for k in streams:
+                        res[col][IFACES[k]].append(max(ab[k], ba[k]))
             os.unlink(path)
             say("%s %s: %d fresh + %d control pairs done" % (kernel, label, pairs, control))
             # The same numbers for this snapshot alone: the control depends on uptime.
             notes.append("    " + "; ".join(
                 "%s %s" % ("new GUID" if col == "fresh" else "same GUID", ", ".join(
                     "%s %s" % (iface, cell(res[col][iface][-n:] if n else []))
-                    for iface in IFACES))
+                    for iface in ifaces))
                 for col, n in (("fresh", pairs), ("control", control))))
     return res, notes
 

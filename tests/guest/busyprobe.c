@@ -12,6 +12,10 @@
  * When tests/kmod/rngprobe.ko is loaded, its in-kernel get_random_u32() and
  * get_random_u64() consumers are streams 3 and 4, their counters given as
  * physical addresses (HMP xp).
+ * With "vdso" after the serial device, only the vDSO thread runs: nothing
+ * else draws randomness, so the kernel learns of a fork only from the
+ * hypervisor's notification or from the vDSO itself (make bench-fork's
+ * vDSO-only rows).
  * Requests on the serial line (default /dev/ttyS1):
  *   "stop"                  -> consumers halt; "SEQ <g> <u> <v>"
  *   "dump <0-4> FROM N"     -> "DUMP <hex16 per output, '-'x16 if gone>"
@@ -128,14 +132,15 @@ static void dump(FILE *out, int k, uint64_t from, uint64_t n)
 int main(int argc, char **argv)
 {
 	const char *dev = argc > 1 ? argv[1] : "/dev/ttyS1";
+	int vdso_only = argc > 2 && !strcmp(argv[2], "vdso");
 	unsigned long long from, n;
 	pthread_t th;
 	char line[128];
 	FILE *in, *out;
 	int k;
 
-	urnd = open("/dev/urandom", O_RDONLY);
-	if (urnd < 0 || open_raw_tty(dev, &in, &out)) {
+	urnd = vdso_only ? -1 : open("/dev/urandom", O_RDONLY);
+	if ((urnd < 0 && !vdso_only) || open_raw_tty(dev, &in, &out)) {
 		perror(dev);
 		return 1;
 	}
@@ -151,7 +156,7 @@ int main(int argc, char **argv)
 	for (k = 0; k < 3; k++) {
 		cons[k].kind = k;
 		cons[k].ring = calloc(RING, sizeof(struct slot));
-		if (!cons[k].ring || (k == 2 && !vdso))
+		if (!cons[k].ring || (k == 2 && !vdso) || (vdso_only && k != 2))
 			continue;
 		pthread_create(&th, NULL, loop, &cons[k]);
 	}
