@@ -74,8 +74,17 @@ def dump(fl, name, path, seqs, kaddrs, guid, m, run, streams):
     outputs of streams (the others are left empty)."""
     c = fl.clone(name, path, guid)
     try:
-        if not kaddrs:
-            time.sleep(run)
+        # Without in-kernel consumers, ask the probe how far its own have
+        # got (the request draws no randomness): a clone's first moments
+        # under TCG can pass before they run at all, and a lone vDSO loop
+        # laps its ring (1M outputs) in well under a second.
+        t0 = time.monotonic()
+        while not kaddrs:
+            got = [int(x) - seqs[k] for k, x in enumerate(c.request_value("seq", "SEQ", 3).split())
+                   if k in streams]
+            if time.monotonic() - t0 >= 10 or min(got) >= m * 8:
+                break
+            time.sleep(0.005)
         # Stop after run s, but never so late that a consumer laps its ring
         # (1M slots: in-kernel get_random_u32() draws ~2M/s on a fast host,
         # and the outputs to compare would be overwritten), nor so early
@@ -134,20 +143,21 @@ def compare(x, y):
     return out
 
 
-def bench(kernel, npairs, control, late, m, run=0.1, profile="busy"):
+def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append=""):
     """{column: {iface: [(same, run) per pair]}} and the snapshot notes.
 
     npairs fresh-GUID pairs, split between a snapshot at uptime EARLY and
     one at uptime late (0: none); control same-GUID pairs per snapshot;
     m outputs compared per interface (vDSO 8x); clones run run s after
-    the resume before their consumers stop; profile: a key of PROFILES.
+    the resume before their consumers stop; profile: a key of PROFILES;
+    append: more kernel command line for the source.
     """
     mode, streams = PROFILES[profile]
     ifaces = [IFACES[k] for k in streams]
     res = {"fresh": {i: [] for i in ifaces}, "control": {i: [] for i in ifaces}}
     notes = []
     with fork.Fleet(obj=OBJ[kernel], tag="bench-" + kernel) as fl:
-        src = fl.boot("src", run=mode, ready=r"PROBE-READY")
+        src = fl.boot("src", run=mode, ready=r"PROBE-READY", append=append)
         ready = src.wait_console(r"PROBE-READY getrandom=(\S+) urandom=(\S+) vdso=(\S+) "
                              r"vdso-available=(\d) ku32=(\S+) ku64=(\S+) kernel-available=(\d)")
         addrs = ready.groups()[:3]
@@ -163,7 +173,11 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy"):
         elif late:
             plan.append(("late", late, npairs // 2))
         for label, uptime, pairs in plan:
+            last = time.monotonic()
             while float(src.request_value("uptime", "UPTIME")) < uptime:
+                if time.monotonic() - last >= 30:
+                    say("%s: waiting for uptime %.0f s before the %s snapshot" % (kernel, uptime, label))
+                    last = time.monotonic()
                 time.sleep(1)
             path, up, seqs = snapshot(fl, src, addrs, kaddrs, kernel + "-" + label)
             if label == plan[-1][0]:

@@ -18,6 +18,7 @@
  * vDSO-only rows).
  * Requests on the serial line (default /dev/ttyS1):
  *   "stop"                  -> consumers halt; "SEQ <g> <u> <v>"
+ *   "seq"                   -> "SEQ <g> <u> <v>", consumers running
  *   "dump <0-4> FROM N"     -> "DUMP <hex16 per output, '-'x16 if gone>"
  *   "uptime"                -> "UPTIME <seconds>"
  */
@@ -170,6 +171,9 @@ int main(int argc, char **argv)
 			stopped = 1;
 			kstop();
 			usleep(20000);	/* let each loop finish its current output */
+			fprintf(out, "SEQ %llu %llu %llu\n", (unsigned long long)cons[0].seq,
+				(unsigned long long)cons[1].seq, (unsigned long long)cons[2].seq);
+		} else if (!strncmp(line, "seq", 3)) {
 			fprintf(out, "SEQ %llu %llu %llu\n", (unsigned long long)cons[0].seq,
 				(unsigned long long)cons[1].seq, (unsigned long long)cons[2].seq);
 		} else if (sscanf(line, "dump %d %llu %llu", &k, &from, &n) == 3 && k >= 0 && k < 5 &&
