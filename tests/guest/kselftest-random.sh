@@ -1,12 +1,14 @@
 #!/bin/sh
-# Runs the series' kselftest for /proc/sys/kernel/random/fork_events and
-# turns its exit status into one result line: kselftest exits 4 to skip,
-# which is what the stock kernel (no fork_events file) must produce.
-out=$(/bin/fork_events 2>&1)
-rc=$?
-echo "$out" | sed 's/^/# /'
-case $rc in
-0) echo "RESULT PASS kselftest-fork_events" ;;
-4) echo "RESULT SKIP kselftest-fork_events: $(echo "$out" | grep -m1 -i skip)" ;;
-*) echo "RESULT FAIL kselftest-fork_events: exit $rc" ;;
-esac
+# Runs kselftest programs (default: the series' fork_events test) and turns
+# each exit status into one result line: kselftest exits 4 to skip, which
+# is what the stock kernel (no fork_events file) must produce.
+for t in ${*:-fork_events}; do
+	out=$("/bin/$t" 2>&1)
+	rc=$?
+	echo "$out" | sed 's/^/# /'
+	case $rc in
+	0) echo "RESULT PASS kselftest-$t" ;;
+	4) echo "RESULT SKIP kselftest-$t: $(echo "$out" | grep -m1 -i skip)" ;;
+	*) echo "RESULT FAIL kselftest-$t: exit $rc" ;;
+	esac
+done
