@@ -17,14 +17,13 @@
  * "RNGBENCH fn=... calls_per_s=... best_per_s=..." line per timing (make
  * bench-rng): calls over the whole time, and the rate of the fastest
  * block of calls, which the host's interruptions do not slow down.
- * fake_watch=1 makes the RNG watch an ID in memory that never changes,
- * as a vmgenid device would, where the probe can reach the watch: built
- * in, or against a kernel with vmgenid as a module (which exports it).
  *
  * Built in (scripts/benchtree, for User-Mode Linux, whose userspace
  * cannot run on hosts with AMX), rngprobe.bench_ms=N on the command line
  * times the same at boot, plus 16 B and 4 KiB reads of /dev/urandom's file
- * operations (getrandom(2)'s path, without the syscall), then powers off.
+ * operations (getrandom(2)'s path, without the syscall), then powers off;
+ * rngprobe.fake_watch=1 makes the RNG watch an ID in memory that never
+ * changes, as a vmgenid device would (where the tree has the watch).
  */
 #include <linux/anon_inodes.h>
 #include <linux/cpumask.h>
@@ -151,7 +150,7 @@ static void bench(const char *what, struct file *f, size_t len, int block)
 		div64_u64(block * NSEC_PER_SEC, max(best, 1ULL)));
 }
 
-#if defined(RNGPROBE_WATCH) && (!defined(MODULE) || IS_MODULE(CONFIG_VMGENID))
+#if defined(RNGPROBE_WATCH) && !defined(MODULE)
 static u8 fake_id[16];
 
 static int bench_watch(void)
