@@ -58,6 +58,7 @@ ensure_obj() {
 	kmake olddefconfig >/dev/null &&
 		watch_kmake "$CHECK_OBJ" "$CHECK_OBJ/build.log" "building the base" "" -j"$(nproc)" vmlinux >&2 ||
 		{ tail -20 "$CHECK_OBJ/build.log"; echo "FAIL $GATE: base does not build in $CHECK_OBJ"; exit 2; }
+	echo "$CHECK_BASE" >"$CHECK_OBJ/.built-at"
 }
 
 # Drop noise: NOISE holds "regex<TAB>reason" lines set by each gate.

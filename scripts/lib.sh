@@ -13,6 +13,9 @@ BRANCH=b4/$SERIES
 PROJECT_NAME=vmfork
 PROJECT_EMAIL=vmfork@example.org
 T0=${T0:-$(date +%s)}
+# The base kernel's tree and build (scripts/build-stock).
+STOCK_TREE=$BUILD/stock
+STOCK_OBJ=$BUILD/obj-stock
 
 say() { printf '[%s %4ss] %s\n' "${0##*/}" "$(( $(date +%s) - T0 ))" "$*"; }
 die() { printf '%s: error: %s\n' "${0##*/}" "$*" >&2; exit 1; }
@@ -71,13 +74,14 @@ series_revision() {
 }
 
 # progress PID FORMAT CMD [ARG]: while PID runs, print FORMAT (printf, with
-# CMD's output and ARG) every 30 s, so that no long step is silent.
+# CMD's output and ARG) every 25 s, so that no long step is silent for 30 s
+# (and make test's own line for a silent phase is not needed).
 progress() {
 	local pid=$1 fmt=$2 cmd=$3 arg=${4:-} t=0
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 1
 		t=$((t + 1))
-		[ $((t % 30)) = 0 ] && kill -0 "$pid" 2>/dev/null &&
+		[ $((t % 25)) = 0 ] && kill -0 "$pid" 2>/dev/null &&
 			say "$(printf "$fmt" "$(eval "$cmd")" "$arg")"
 	done
 	return 0

@@ -24,6 +24,10 @@ SPLAT_RE = re.compile(r"Kernel panic|BUG:|Oops|WARNING:|KASAN|UBSAN|KFENCE|"
                       r"rcu: INFO: .* stall|soft lockup|hung_task|ODEBUG")
 
 
+# The base kernel's build (scripts/build-stock).
+STOCK_OBJ = os.path.join(BUILD, "obj-stock")
+
+
 def default_obj():
     """The kernel build the tests use: VMFORK_OBJ (e.g. the debug build) or build/obj."""
     return os.environ.get("VMFORK_OBJ") or os.path.join(BUILD, "obj")
@@ -47,11 +51,13 @@ def initrd(obj=None):
     out = os.path.join(obj, "initrd.cpio")
     if not os.path.exists(out) or os.path.getmtime(out) < max(
             os.path.getmtime(base), os.path.getmtime(kmod)):
-        with open(out + ".tmp", "wb") as o:
+        # Guests may boot side by side (make test): each writes its own copy.
+        tmp = "%s.%d.tmp" % (out, os.getpid())
+        with open(tmp, "wb") as o:
             for part in (base, kmod):
                 with open(part, "rb") as f:
                     o.write(f.read())
-        os.replace(out + ".tmp", out)
+        os.replace(tmp, out)
     return out
 
 

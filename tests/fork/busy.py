@@ -32,7 +32,7 @@ MIN_OUTPUTS = 64
 KRING = 1 << 20  # slots per in-kernel consumer's ring (tests/kmod/rngprobe.c)
 EARLY = 10.0
 # "patched" is VMFORK_OBJ when set (the debug kernel, or a scratch build).
-OBJ = {"stock": os.path.join(fork.vm.BUILD, "obj-stock"),
+OBJ = {"stock": fork.vm.STOCK_OBJ,
        "patched": fork.vm.default_obj()}
 T0 = time.monotonic()
 TAG = "bench-fork"
