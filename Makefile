@@ -23,21 +23,21 @@ build-stock: tree  ## build the unpatched base kernel (for comparisons)
 initramfs: tree  # busybox, guest programs, the tree's kselftests
 	@scripts/mkinitramfs
 boot: build initramfs  ## boot the patched kernel in QEMU, run the smoke test
-	@scripts/boot smoke
+	@tests/vmtest guest boot
 fork-demo: build initramfs  ## fork a running guest: two clones and a control
-	@mkdir -p build/logs && tests/fork/demo | tee build/logs/fork-demo.txt
+	@mkdir -p build/logs && tests/vmtest fork-demo | tee build/logs/fork-demo.txt
 report:  # short summary of the last main job
 	@scripts/report
 check: tree  ## static-analysis gates on the series (SERIES=dir|mbox for another)
 	@checks/run $(SERIES)
 test:  ## every gate and test (its first phase installs packages); ends with 'N passed, N failed'
-	@tests/run
+	@command -v python3 >/dev/null || scripts/deps; tests/vmtest test
 test-debug: tree  ## fork tests on a lockdep/KASAN/UBSAN kernel (slow)
 	@tests/run-debug
 bench-fork: build build-stock initramfs  ## duplicated outputs across clones (user and in-kernel consumers): stock vs patched
-	@tests/fork/bench
+	@tests/vmtest bench-fork
 bench-rng: build build-stock initramfs  ## getrandom(2) and get_random_u32/u64() throughput: patched/stock ratios
-	@tests/bench-rng
+	@tests/vmtest bench-rng
 send: tree  ## gates, smoke test, then write the submission with b4 (never sent); AUTHOR="Name <email>" to sign it
 	@scripts/send
 reroll:  ## after sending vN: tag it sent/vmfork-vN and start vN+1

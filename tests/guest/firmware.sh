@@ -1,13 +1,14 @@
 #!/bin/sh
 # Malformed firmware (tests/host/firmware): what the vmgenid driver made of
 # the device, and whether the RNG works whatever it decided.
+. /tests/ktap.sh
 bound=$(ls /sys/bus/platform/drivers/vmgenid 2>/dev/null | grep ':' | head -1)
 echo "VMGENID-BOUND ${bound:-none}"
 dmesg | grep -i 'vmgenid\|VMFK0001' | sed 's/^/VMGENID-LOG /'
 a=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 b=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 if [ ${#a} = 32 ] && [ "$a" != "$b" ] && rngbench 0.05 | grep -q 'calls_per_s=[1-9]'; then
-	echo "RESULT PASS rng: /dev/urandom and getrandom(2) work"
+	ok rng "/dev/urandom and getrandom(2) work"
 else
-	echo "RESULT FAIL rng: urandom '$a' '$b', or getrandom(2) failed"
+	fail rng "urandom '$a' '$b', or getrandom(2) failed"
 fi

@@ -1,7 +1,0 @@
-#!/bin/sh
-# Benchmark mode (vmfork.run=probe): consumers busy across the snapshot,
-# in the kernel too when this kernel's probe module is in the initramfs;
-# like serve.sh it never returns, the host quits QEMU.
-[ -f /lib/vmfork/rngprobe.ko ] && insmod /lib/vmfork/rngprobe.ko
-busyprobe /dev/ttyS1 &
-while :; do sleep 3600; done

@@ -1,5 +1,0 @@
-#!/bin/sh
-# Fork-harness mode (vmfork.run=serve): start the record server on ttyS1
-# and never return, so init never powers off; the host quits QEMU itself.
-recsrv /dev/ttyS1 &
-while :; do sleep 3600; done

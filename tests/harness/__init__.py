@@ -1,0 +1,1 @@
+"""vmfork's test harness: boots, forks and benchmarks in QEMU (tests/vmtest)."""

@@ -1,0 +1,114 @@
+"""make bench-fork: random outputs repeated across clones, stock vs patched.
+
+Per kernel: boot the busy probe (tests/guest/busyprobe.c, with the in-kernel
+get_random_u32()/u64() consumers of tests/kmod/rngprobe.c), stop it while
+its consumers run and snapshot it, read each consumer's sequence number from the paused
+source (HMP x/xp: the exact snapshot point; the guest is stopped first), restore pairs of clones, and
+compare their outputs numbered above that point. Fresh-GUID pairs measure
+the window; same-GUID pairs are the control and must repeat. One snapshot
+early after boot, one after --late s uptime (the crng reseeds itself
+only every 60 s by then, so the control repeats for longer).
+
+
+Then the same for a guest whose only consumer of randomness is one vDSO
+getrandom() loop (nothing else enters the kernel's RNG, so only the
+notification or the vDSO itself can act on the fork), snapshotted at the
+late uptime only (--no-vdso skips it, --no-busy the busy guest instead).
+"""
+import os
+import sys
+import time
+
+from . import busy, fleet, qemu
+
+NAME, BENCHMARK = "bench-fork", True
+IFACES, EARLY, say, cell = busy.IFACES, busy.EARLY, busy.say, busy.cell
+A = None  # the options
+
+
+def add_args(p):
+    p.add_argument("--pairs", type=int, default=20, help="fresh-GUID pairs per kernel (default %(default)s)")
+    p.add_argument("--vdso-pairs", type=int, help="the same for the vDSO-only guest (default: --pairs)")
+    for k in ("stock", "patched"):
+        p.add_argument("--pairs-" + k, type=int, help="fresh-GUID pairs on the %s kernel only" % k)
+        p.add_argument("--vdso-pairs-" + k, type=int, help="vDSO-only pairs on the %s kernel only" % k)
+    p.add_argument("--control", type=int, default=2, help="same-GUID pairs per snapshot (default %(default)s)")
+    p.add_argument("--kernels", default="stock patched", help="which kernels (default '%(default)s')")
+    p.add_argument("--late", type=float, default=125,
+                   help="uptime of the late snapshot, s; 0: none (default %(default)s)")
+    p.add_argument("--outputs", type=int, default=4096,
+                   help="outputs compared per interface; 8x that for vDSO (default %(default)s)")
+    p.add_argument("--no-busy", action="store_true", help="skip the busy guest")
+    p.add_argument("--no-vdso", action="store_true", help="skip the vDSO-only guest")
+
+
+def fresh_pairs(kernel, vdso=False):
+    prefix = "vdso_pairs" if vdso else "pairs"
+    return (getattr(A, "%s_%s" % (prefix, kernel), None) or (vdso and A.vdso_pairs) or A.pairs)
+
+
+def table(title, results, ifaces):
+    cols = [(k, "fresh") for k in results] + [(k, "control") for k in results]
+    print("\n" + title)
+    print("(pairs that repeated anything / pairs; longest run of identical outputs, 8 bytes each;\n"
+          " get_random_u32 outputs are 4 bytes, matched within %d positions)" % busy.WINDOW)
+    head = ["%s %s" % (k, "new GUID" if c == "fresh" else "same GUID") for k, c in cols]
+    print("%-15s" % "interface" + "".join("%-30s" % h for h in head))
+    for iface in ifaces:
+        print("%-15s" % iface + "".join("%-30s" % cell(results[k][c][iface]) for k, c in cols))
+
+
+def main(a):
+    global A, CONTROL, KERNELS, LATE, M, BUSY, VDSO
+    A = a
+    CONTROL, KERNELS, LATE, M = a.control, a.kernels.split(), a.late, a.outputs
+    BUSY, VDSO = not a.no_busy, not a.no_vdso
+    per_clone = 4.0  # TCG: restore ~1 s, the serial dump of the outputs ~3 s
+    snaps = 2 if LATE else 1
+    est = BUSY * sum((fresh_pairs(k) + CONTROL * snaps) * 2 * per_clone + max(LATE, EARLY)
+                     for k in KERNELS)
+    if VDSO:
+        est += sum((fresh_pairs(k, True) + CONTROL) * 2 * per_clone / 4 + 125
+                   for k in KERNELS)
+    say("kernels %s, fresh-GUID pairs %s, %d control pairs per snapshot; estimate %.0f min" % (
+        " ".join(KERNELS), "/".join(str(fresh_pairs(k)) for k in KERNELS), CONTROL, est / 60))
+    results, notes = {}, []
+    for k in KERNELS:
+        kp = qemu.kernel_path(busy.obj(k))
+        if not os.path.exists(kp):
+            raise fleet.GuestError("%s missing (make build%s)" % (kp, "-stock" if k == "stock" else ""))
+    for k in KERNELS if BUSY else ():
+        results[k], n = busy.bench(k, fresh_pairs(k), CONTROL, LATE, M)
+        notes += n
+    vdso = {}
+    # "patched, vmgenid.vdso=0": the series without its vDSO part.
+    for k, label, append in [(k, k, "") for k in KERNELS] + [("patched", "patched,vdso=0", "vmgenid.vdso=0")]:
+        if not VDSO or k not in KERNELS:
+            continue
+        pairs = fresh_pairs(k, True)
+        if append:  # a control of the method, as many pairs as stock
+            pairs = min(pairs, fresh_pairs("stock", True))
+        vdso[label], n = busy.bench(k, pairs, CONTROL, max(LATE, 125), M,
+                                    profile="vdso-only", append=append)
+        notes += n
+    if results:
+        table("Outputs produced after the snapshot and identical in both clones of a pair",
+              results, IFACES)
+    if vdso:
+        table("The same, vDSO-only guest (one vDSO getrandom() loop, nothing else drawing)",
+              vdso, ["vdso"])
+    for n in notes:
+        print("  " + n)
+    print("accelerator %s, %d outputs compared per interface per pair (vDSO x8), %.0fs total" %
+          (qemu.probe_accel(qemu.kernel_path(), qemu.initrd()),
+           M, time.monotonic() - busy.T0))
+    # A control pair that repeated nothing means the pairs measured
+    # something other than the fork: the table above proves nothing then.
+    quiet = ["%s %s" % (k, i) for k in results for i in IFACES
+             if any(p[0] == 0 for p in results[k]["control"][i])]
+    quiet += ["%s vdso-only" % k for k in vdso if any(p[0] == 0 for p in vdso[k]["control"]["vdso"])]
+    if quiet:
+        print("bench-fork: error: same-GUID control pairs repeated nothing: " + ", ".join(quiet),
+              file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,214 @@
+"""make bench-rng: RNG throughput, stock vs patched, in one run.
+
+Boots each kernel --rounds times, alternating, so that drift of the machine
+hits all alike. Each boot times getrandom(2) with 16-byte and 4 KiB reads,
+the same through the vDSO's getrandom() and, through tests/kmod/rngprobe.ko,
+get_random_u32() and get_random_u64() in the kernel, three times each. The patched kernel runs twice: with the
+vmgenid device (the ID is checked on every use) and without (the check is
+patched out by a static key). Prints medians and patched/stock ratios with
+the range of the per-round ratios, which shows the noise. A benchmark,
+not a test: it passes or fails nothing.
+
+Under TCG the guests run with -icount shift=0: guest time advances one
+nanosecond per instruction executed, so calls per guest second measure
+instructions per call, exactly and whatever else the host is doing
+(wall-clock TCG timings vary 5-25 % between boots, far above the 1 % to
+be shown). It counts instructions, not cycles: a load that misses the
+cache costs one like any other. --clock host times TCG by the host's clock
+instead; under KVM the host's clock is always used.
+
+The patched kernel is built for this into build/obj-bench with the stock
+kernel's fragments (no KUnit), so that the two differ by the series only.
+
+Then the native table: instructions are not cycles, so both kernels are
+also built for User-Mode Linux (configs/uml.config), whose kernel code
+runs natively as a host process. There the probe module times
+get_random_u32()/u64() and 16 B / 4 KiB reads of /dev/urandom in the
+kernel, each as the rate of its fastest block of calls (a shared,
+noisy host only ever slows a block down), with a fake ID watched
+(patched) or none (patched-nowatch). The stock kernel runs twice a round:
+"stock again" against stock is the method's own noise. UML has no vDSO
+getrandom() and no jump labels: its static keys are a load and a test,
+so patched-nowatch costs a little more there than on x86.
+--uml-rounds 0 leaves the native table out, --rounds 0 the -icount one
+(make bench-rng passes ROUNDS, UML_ROUNDS and CLOCK from its environment).
+"""
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+from . import console, qemu
+
+NAME, BENCHMARK = "bench-rng", True
+ROUNDS, UML_ROUNDS, CLOCK = 3, 16, "icount"
+BENCH_OBJ = os.path.join(qemu.BUILD, "obj-bench")
+# name, build, vmgenid GUID (None: no device)
+KERNELS = [("stock", qemu.STOCK_OBJ, "auto"),
+           ("patched", BENCH_OBJ, "auto"),
+           ("patched-nodev", BENCH_OBJ, None)]
+# name, UML build (build/uml-NAME, its source build/uml-NAME-src), source, fake ID watched
+UML = [("stock", "stock", "stock", 0), ("stock again", "stock", "stock", 0),
+       ("patched", "patched", "linux", 1), ("patched-nowatch", "patched", "linux", 0)]
+LINE = re.compile(r"RNGBENCH (?:size=(\d+)|vdso=(\d+)|fn=(\w+)|read=(\d+)) "
+                  r"calls_per_s=(\d+)(?: best_per_s=(\d+))?")
+
+
+def metrics(text, best=False):
+    out = {}
+    for size, vdso, fn, read, rate, fastest in LINE.findall(text):
+        name = ("getrandom %s B" % size if size else
+                "vDSO getrandom %s B" % vdso if vdso else
+                "urandom read %s B" % read if read else fn + "()")
+        out.setdefault(name, []).append(float(fastest if best else rate))
+    return out
+
+
+def median_ci(xs):
+    """95% confidence interval of the median, from order statistics (no
+    assumption on the distribution); with fewer than 9 values, their range."""
+    xs, n, j = sorted(xs), len(xs), 0
+    while sum(math.comb(n, i) for i in range(j + 1)) / 2 ** n <= 0.025:
+        j += 1
+    return (xs[0], xs[-1]) if j == 0 else (xs[j - 1], xs[n - j])
+
+
+def table(title, rows, cols):
+    """rows: metric -> {column: [median of each boot]}; ratios against cols[0]."""
+    print(title)
+    print("%-22s" % "" + "".join("%16s" % c for c in cols) +
+          "".join("   %-24s" % ("%s/%s" % (c, cols[0])) for c in cols[1:]))
+    for m, by in rows.items():
+        line = "%-22s" % m + "".join("%16.0f" % statistics.median(by[c]) for c in cols)
+        for c in cols[1:]:
+            lo, hi = median_ci([a / b for a, b in zip(by[c], by[cols[0]])])
+            line += "   %-24s" % ("%.3f [%.3f-%.3f]" % (
+                statistics.median(by[c]) / statistics.median(by[cols[0]]), lo, hi))
+        print(line)
+
+
+def uml_boot(obj, watch, log, timeout=180):
+    """Boot a UML kernel on the last CPU; its console text, or exit."""
+    argv = ["taskset", "-c", str(os.cpu_count() - 1), os.path.join(obj, "linux"), "mem=64M",
+            "rngprobe.bench_ms=300", "rngprobe.bench_rounds=3", "rngprobe.fake_watch=%d" % watch]
+    with open(log, "w") as f:
+        # Its own session: UML forks helpers that a timeout must kill too.
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=f,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, 9)
+            p.wait()
+            sys.exit("bench-rng: UML %s did not finish in %d s; log: %s" % (obj, timeout, log))
+    with open(log, errors="replace") as f:
+        text = f.read()
+    if p.returncode or "rngprobe:" in text or console.splats(text):
+        sys.exit("bench-rng: UML %s failed; log: %s\n%s" % (obj, log, qemu.tail(log)))
+    return text
+
+
+def native():
+    """The native table: UML kernels alternated, --uml-rounds rounds."""
+    env = dict(os.environ, FRAGMENTS="uml", KARCH="um")
+    for obj, src in sorted({(u[1], u[2]) for u in UML}):
+        tree = os.path.join(qemu.BUILD, "uml-%s-src" % obj)
+        if subprocess.call([os.path.join(qemu.TOP, "scripts", "benchtree"), os.path.join(qemu.BUILD, src), tree]) or \
+           subprocess.call([os.path.join(qemu.TOP, "scripts", "build"), tree,
+                            os.path.join(qemu.BUILD, "uml-" + obj)], env=env):
+            sys.exit("bench-rng: building UML from build/%s into build/uml-%s failed" % (src, obj))
+    print("[bench-rng] native: User-Mode Linux on CPU %d; %d rounds" %
+          (os.cpu_count() - 1, UML_ROUNDS), flush=True)
+    res = {u[0]: {} for u in UML}
+    log = os.path.join(qemu.BUILD, "logs", "bench-rng-uml.log")
+    for r in range(UML_ROUNDS):
+        # Rotated each round, so that no kernel always runs first.
+        for name, obj, _, watch in UML[r % len(UML):] + UML[:r % len(UML)]:
+            got = metrics(uml_boot(os.path.join(qemu.BUILD, "uml-" + obj), watch, log), best=True)
+            if len(got) < 4:
+                sys.exit("bench-rng: UML %s printed %s; log: %s" % (name, sorted(got), log))
+            for m, v in got.items():
+                res[name].setdefault(m, []).append(statistics.median(v))
+        print("[bench-rng] native round %d/%d done" % (r + 1, UML_ROUNDS), flush=True)
+    print("\nNative (UML), calls per second of the fastest block of calls, median of "
+          "%d boots x 3 timings each" % UML_ROUNDS)
+    print("ratio: of the medians [range of the per-round ratios; from 9 rounds on, the 95% "
+          "confidence interval of their median]; stock again/stock is the method's noise\n")
+    print("Nanoseconds per call, and what the series adds")
+    for m in res["stock"]:
+        ns = {c: 1e9 / statistics.median(res[c][m]) for c in res}
+        print("%-22s stock %8.1f   stock again %+6.1f   patched %+6.1f   patched-nowatch %+6.1f" % (
+            m, ns["stock"], ns["stock again"] - ns["stock"], ns["patched"] - ns["stock"],
+            ns["patched-nowatch"] - ns["stock"]))
+    print()
+    cols = [u[0] for u in UML]
+    table("Kernels side by side (patched: a fake ID watched; nowatch: none)",
+          {m: {c: res[c][m] for c in cols} for m in res["stock"]}, cols)
+
+
+def emulated():
+    """The -icount table: QEMU guests alternated, --rounds rounds."""
+    env = dict(os.environ, FRAGMENTS="guest vmfork")
+    if subprocess.call([os.path.join(qemu.TOP, "scripts", "build"), os.path.join(qemu.BUILD, "linux"), BENCH_OBJ], env=env):
+        sys.exit("bench-rng: building the patched kernel into %s failed" % BENCH_OBJ)
+    if not os.path.exists(qemu.kernel_path(KERNELS[0][1])):
+        sys.exit("bench-rng: no stock kernel: make build-stock")
+    accel = qemu.probe_accel(qemu.kernel_path(KERNELS[1][1]), qemu.initrd(KERNELS[1][1]))
+    icount = accel == "tcg" and CLOCK == "icount"
+    extra = ["-icount", "shift=0,sleep=off"] if icount else []
+    clock = "TCG, -icount shift=0: 1 guest ns per instruction" if icount else accel + ", host clock"
+    print("[bench-rng] %s; %d rounds" % (clock, ROUNDS), flush=True)
+    # res[kernel][metric] = [median of each boot]
+    res = {k[0]: {} for k in KERNELS}
+    log = os.path.join(qemu.BUILD, "logs", "bench-rng.log")
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    for r in range(ROUNDS):
+        for name, obj, guid in KERNELS:
+            ok, _, why = qemu.boot(qemu.kernel_path(obj), qemu.initrd(obj), "rngbench", accel, log,
+                                 timeout=240, guid=guid, extra=extra)
+            if not ok:
+                sys.exit("bench-rng: %s boot failed: %s" % (name, why))
+            with open(log, errors="replace") as f:
+                got = metrics(f.read())
+            if len(got) < 6:
+                sys.exit("bench-rng: %s printed %s; is the probe module built? (make build)"
+                         % (name, sorted(got) or "nothing"))
+            for m, v in got.items():
+                res[name].setdefault(m, []).append(statistics.median(v))
+            print("[bench-rng] round %d/%d %s done" % (r + 1, ROUNDS, name), flush=True)
+    print("\nCalls per second, median of %d boots x 3 timings each (%s; 1 vCPU busy, "
+          "the other idle)" % (ROUNDS, clock))
+    print("ratio: of the medians [range of the per-boot ratios; from 9 rounds on, the 95% "
+          "confidence interval of their median]\n")
+    if icount:
+        print("Instructions per call (1e9 / calls per guest second), and what the series adds")
+        for m in res["stock"]:
+            per = {c: 1e9 / statistics.median(res[c][m]) for c in ("stock", "patched", "patched-nodev")}
+            print("%-22s stock %8.1f   patched %+6.1f   patched-nodev %+6.1f" % (
+                m, per["stock"], per["patched"] - per["stock"], per["patched-nodev"] - per["stock"]))
+        print()
+    cols = [k[0] for k in KERNELS]
+    table("Kernels side by side, each with its vmgenid device (nodev: patched, no device)",
+          {m: {c: res[c][m] for c in cols} for m in res["stock"]}, cols)
+
+
+def add_args(p):
+    env = os.environ.get
+    p.add_argument("--rounds", type=int, default=int(env("ROUNDS", ROUNDS)),
+                   help="QEMU rounds; 0: no -icount table (env ROUNDS, default %(default)s)")
+    p.add_argument("--uml-rounds", type=int, default=int(env("UML_ROUNDS", UML_ROUNDS)),
+                   help="User-Mode Linux rounds; 0: no native table (env UML_ROUNDS, default %(default)s)")
+    p.add_argument("--clock", choices=("icount", "host"), default=env("CLOCK", CLOCK),
+                   help="how TCG guests are timed (env CLOCK, default %(default)s)")
+
+
+def main(a):
+    global ROUNDS, UML_ROUNDS, CLOCK
+    ROUNDS, UML_ROUNDS, CLOCK = a.rounds, a.uml_rounds, a.clock
+    if ROUNDS:
+        emulated()
+        print()
+    if UML_ROUNDS:
+        native()

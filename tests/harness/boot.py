@@ -1,0 +1,56 @@
+"""Boot a kernel in QEMU, run guest tests (tests/guest/NAME.sh), print
+one line per result of the guest's KTAP. Exit status 0 only if the guest
+finished (VMFORK-DONE, powered off, no kernel bug on its console) and
+every test it ran passed.
+"""
+import os
+import time
+
+from . import console, qemu
+
+
+def add_args(p):
+    p.add_argument("tests", help="comma-separated guest tests; '' boots and powers off")
+    p.add_argument("--initrd", help="default: build/initramfs.cpio + OBJ's probe module")
+    p.add_argument("--timeout", type=int, default=180, help="seconds (default %(default)s)")
+    p.add_argument("--log", default=os.path.join(qemu.BUILD, "logs", "boot.log"),
+                   help="the console log (default %(default)s)")
+    p.add_argument("--guid", default="auto", help="vmgenid GUID; 'none': no device (default auto)")
+    p.add_argument("--append", default="", help="more kernel command line")
+    p.add_argument("--qemu", action="append", default=[], metavar="ARG",
+                   help="one more QEMU argument (repeat for more)")
+
+
+def run(tests, obj=None, initrd=None, timeout=180, log=None, guid="auto", append="", extra=(),
+        show=True):
+    """Boot once and print what happened (show: the guest's results too);
+    return (finished, results)."""
+    obj = obj or qemu.default_obj()
+    kernel, initrd = qemu.kernel_path(obj), initrd or qemu.initrd(obj)
+    for f in (kernel, initrd):
+        if not os.path.exists(f):
+            raise FileNotFoundError("%s missing: run 'make build initramfs' first" % f)
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    t0 = time.monotonic()
+    accel = qemu.probe_accel(kernel, initrd)
+    print("[boot] accelerator: %s%s" % (accel, "" if accel == "kvm" else
+          " (KVM unusable here or absent)"), flush=True)
+    ok, results, why = qemu.boot(kernel, initrd, tests, accel, log, timeout=timeout,
+                                 guid=None if guid == "none" else guid,
+                                 append=append, extra=extra)
+    # The parsed results beside the log: what scripts/report reads.
+    with open(log + ".results", "w") as f:
+        f.writelines(console.fmt(r) + "\n" for r in results)
+    for r in results if show else ():
+        print(console.fmt(r))
+    print("[boot] %s in %.1fs, console log %s" %
+          ("guest finished" if ok else "guest FAILED", time.monotonic() - t0, log))
+    if not ok:
+        print("FAIL boot: " + why)
+        print(qemu.tail(log))
+    return ok, results
+
+
+def main(a):
+    ok, results = run(a.tests, a.obj, a.initrd, a.timeout, a.log, a.guid, a.append, a.qemu)
+    return 0 if ok and results and all(r.status != "FAIL" for r in results) else 1

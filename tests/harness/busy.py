@@ -1,0 +1,220 @@
+"""Busy consumers across a fork: the machinery of make bench-fork and of
+the window phase of make test.
+
+Per kernel: boot the busy probe (tests/guest/busyprobe.c, with the in-kernel
+get_random_u32()/u64() consumers of tests/kmod/rngprobe.c), stop it while
+its consumers run and snapshot it, read each consumer's sequence number from
+the paused source (HMP x/xp: the exact snapshot point), restore pairs of
+clones, and compare their outputs numbered above that point. Fresh-GUID
+pairs measure the window; same-GUID pairs are the control and must repeat.
+Fails closed: a clone whose dump is missing, malformed or too short to
+compare is an error, never "no repeat".
+"""
+import os
+import re
+import time
+
+from . import fleet, qemu
+
+IFACES = ("getrandom", "urandom", "vdso", "get_random_u32", "get_random_u64")
+# Guest profiles: what the probe runs (tests/guest/NAME.sh) and which
+# streams it fills. "probe-vdso": one vDSO loop and nothing else drawing
+# randomness, so that nothing but the notification (or the vDSO itself)
+# tells the kernel of the fork.
+PROFILES = {"busy": ("probe", (0, 1, 2, 3, 4)), "vdso-only": ("probe-vdso", (2,))}
+# get_random_u32() outputs are 4 bytes: matched only against the sibling's
+# own u32 stream near the same position, or chance would make matches.
+NARROW = (False, False, False, True, False)
+WINDOW = 64
+# Fewer real outputs than this after the snapshot, per interface and clone,
+# means the consumer did not run: nothing was measured.
+MIN_OUTPUTS = 64
+KRING = 1 << 20  # slots per in-kernel consumer's ring (tests/kmod/rngprobe.c)
+EARLY = 10.0
+T0 = time.monotonic()
+TAG = "bench-fork"
+
+
+def obj(kernel):
+    """A kernel's build: "patched" is --obj (the debug kernel, a scratch build)."""
+    return qemu.STOCK_OBJ if kernel == "stock" else qemu.default_obj()
+
+
+def say(msg):
+    print("[%s %4.0fs] %s" % (TAG, time.monotonic() - T0, msg), flush=True)
+
+
+def peek(src, cmd, cpu=0):
+    out = src.qmp.cmd("human-monitor-command", **{"command-line": cmd, "cpu-index": cpu})
+    m = re.search(r":\s*(0x[0-9a-f]+)", out)
+    return int(m.group(1), 16) if m else None
+
+
+def snapshot(fl, src, addrs, kaddrs, name, tries=5):
+    """Snapshot and read the consumers' counters from the paused source.
+
+    The userspace counters need a vCPU inside the probe's address space;
+    when both are elsewhere (idle), resume briefly and snapshot again. The
+    kernel counters are read by physical address.
+    """
+    for _ in range(tries):
+        up = float(src.request_value("uptime", "UPTIME"))
+        path = src.snapshot(fl.snapfile(name))
+        kvals = [peek(src, "xp /1gx " + a) for a in kaddrs]
+        for cpu in (0, 1):
+            vals = [peek(src, "x /1gx " + a, cpu) for a in addrs]
+            if None not in vals + kvals:
+                src.qmp.cmd("cont")
+                return path, up, vals + kvals
+        src.qmp.cmd("cont")
+        time.sleep(0.3)
+    raise fleet.GuestError("%s: no vCPU in the probe's address space after %d snapshots" % (name, tries))
+
+
+def dump(fl, name, path, seqs, kaddrs, guid, m, run, streams):
+    """Restore one clone, let its consumers run for run s, fetch the
+    outputs of streams (the others are left empty)."""
+    c = fl.clone(name, path, guid)
+    try:
+        # Without in-kernel consumers, ask the probe how far its own have
+        # got (the request draws no randomness): a clone's first moments
+        # under TCG can pass before they run at all, and a lone vDSO loop
+        # laps its ring (1M outputs) in well under a second.
+        t0 = time.monotonic()
+        while not kaddrs:
+            got = [int(x) - seqs[k] for k, x in enumerate(c.request_value("seq", "SEQ", 3).split())
+                   if k in streams]
+            if time.monotonic() - t0 >= 10 or min(got) >= m * 8:
+                break
+            time.sleep(0.005)
+        # Stop after run s, but never so late that a consumer laps its ring
+        # (1M slots: in-kernel get_random_u32() draws ~2M/s on a fast host,
+        # and the outputs to compare would be overwritten), nor so early
+        # that an in-kernel consumer still waiting for its vCPU on a loaded
+        # host has drawn nothing (bounded).
+        t0 = time.monotonic()
+        while kaddrs:
+            drawn = [(peek(c, "xp /1gx " + a) or 0) - s for a, s in zip(kaddrs, seqs[3:])]
+            t = time.monotonic() - t0
+            if max(drawn) >= KRING // 2 or t >= 10 or (t >= run and min(drawn) >= MIN_OUTPUTS):
+                break
+            time.sleep(0.02)
+        c.send("stop")
+        c.readline()
+        outs = [[] for _ in IFACES]
+        for k in streams:
+            s = seqs[k]
+            # Output s may predate the snapshot. vDSO outputs come ~10x faster.
+            n = m * (8 if IFACES[k] == "vdso" else 1)
+            c.send("dump %d %d %d" % (k, s + 1, n))
+            line = c.readline(60)
+            hexes = line.split(None, 1)[1] if line.startswith("DUMP ") else ""
+            vals = [hexes[i:i + 16] for i in range(0, len(hexes), 16)]
+            real = sum(not v.startswith("-") for v in vals)
+            if len(hexes) != 16 * n or real < min(MIN_OUTPUTS, n):
+                raise fleet.GuestError("%s: %s dump has %d of %d outputs, %d after the snapshot: "
+                                      "nothing to compare (%r)" % (name, IFACES[k], len(vals), n,
+                                                                   real, line[:60]))
+            outs[k] = vals
+        return outs
+    finally:
+        c.quit()
+
+
+def compare(x, y):
+    """(outputs of x also produced anywhere in y, longest run of them).
+
+    Matched as a set over all of y's interfaces: after a restore the
+    scheduler may hand one crng stream to different consumers in each clone,
+    and a value both clones hold is repeated whoever read it.
+    """
+    seen = {v for k, iface in enumerate(y) if not NARROW[k]
+            for v in iface if not v.startswith("-")}
+    out = []
+    for k, outs in enumerate(x):
+        same = run = best = 0
+        for i, v in enumerate(outs):
+            near = y[k][max(0, i - WINDOW):i + WINDOW + 1] if NARROW[k] else seen
+            if v.startswith("-") or v not in near:
+                run = 0
+                continue
+            same += 1
+            run += 1
+            best = max(best, run)
+        out.append((same, best, len(outs)))
+    return out
+
+
+def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append=""):
+    """{column: {iface: [(same, run) per pair]}} and the snapshot notes.
+
+    npairs fresh-GUID pairs, split between a snapshot at uptime EARLY and
+    one at uptime late (0: none); control same-GUID pairs per snapshot;
+    m outputs compared per interface (vDSO 8x); clones run run s after
+    the resume before their consumers stop; profile: a key of PROFILES;
+    append: more kernel command line for the source.
+    """
+    mode, streams = PROFILES[profile]
+    ifaces = [IFACES[k] for k in streams]
+    res = {"fresh": {i: [] for i in ifaces}, "control": {i: [] for i in ifaces}}
+    notes = []
+    with fleet.Fleet(obj=obj(kernel), tag="bench-" + kernel) as fl:
+        src = fl.boot("src", serve=mode, ready=r"PROBE-READY", append=append)
+        ready = src.wait_console(r"PROBE-READY getrandom=(\S+) urandom=(\S+) vdso=(\S+) "
+                             r"vdso-available=(\d) ku32=(\S+) ku64=(\S+) kernel-available=(\d)")
+        addrs = ready.groups()[:3]
+        if 3 in streams and ready.group(7) != "1":
+            raise fleet.GuestError("%s: the in-kernel probe (rngprobe.ko) did not start" % kernel)
+        if 2 in streams and ready.group(4) != "1":
+            raise fleet.GuestError("%s: the probe found no vDSO getrandom()" % kernel)
+        kaddrs = ready.groups()[4:6] if 3 in streams else ()
+        guid0 = src.guid()
+        plan = [("early", EARLY, npairs - npairs // 2 if late else npairs)]
+        if late and profile == "vdso-only":
+            plan = [("late", late, npairs)]  # the crng reseeds itself often early on
+        elif late:
+            plan.append(("late", late, npairs // 2))
+        for label, uptime, pairs in plan:
+            last = time.monotonic()
+            while float(src.request_value("uptime", "UPTIME")) < uptime:
+                if time.monotonic() - last >= 30:
+                    say("%s: waiting for uptime %.0f s before the %s snapshot" % (kernel, uptime, label))
+                    last = time.monotonic()
+                time.sleep(1)
+            path, up, seqs = snapshot(fl, src, addrs, kaddrs, kernel + "-" + label)
+            if label == plan[-1][0]:
+                src.quit()
+            notes.append("%s %s snapshot at uptime %.1fs, outputs so far %s" %
+                         (kernel, label, up, "/".join(str(s) for s in seqs)))
+            say(notes[-1])
+            last = time.monotonic()
+            for col, n, guid in (("fresh", pairs, "auto"), ("control", control, guid0)):
+                for p in range(n):
+                    if time.monotonic() - last >= 30:  # a line at least every 30 s
+                        say("%s %s: %s pair %d of %d" % (kernel, label, col, p + 1, n))
+                        last = time.monotonic()
+                    a, b = (dump(fl, "%s-%s%d%s" % (label, col, p, x), path, seqs, kaddrs,
+                                 guid, m, run, streams) for x in "ab")
+                    ab, ba = compare(a, b), compare(b, a)
+                    for k in streams:
+                        res[col][IFACES[k]].append(max(ab[k], ba[k]))
+            os.unlink(path)
+            say("%s %s: %d fresh + %d control pairs done" % (kernel, label, pairs, control))
+            # The same numbers for this snapshot alone: the control depends on uptime.
+            notes.append("    " + "; ".join(
+                "%s %s" % ("new GUID" if col == "fresh" else "same GUID", ", ".join(
+                    "%s %s" % (iface, cell(res[col][iface][-n:] if n else []))
+                    for iface in ifaces))
+                for col, n in (("fresh", pairs), ("control", control))))
+    return res, notes
+
+
+
+def cell(pairs):
+    if not pairs:
+        return "-"
+    hit = [p for p in pairs if p[0]]
+    best = max(pairs, key=lambda p: p[1])
+    # A run as long as the dump means the window outlasted what was compared.
+    return "%d/%d pairs, max run %s%d" % (len(hit), len(pairs),
+                                         ">=" if best[1] == best[2] else "", best[1])

@@ -1,0 +1,76 @@
+"""tests/vmtest: one command per QEMU test or benchmark.
+
+Tests print one 'PASS name' or 'FAIL name: why' line per check and exit
+non-zero if any failed; benchmarks print tables. Every guest runs in QEMU
+(KVM if a short probe boot works, else TCG; each run says which).
+"""
+import argparse
+import importlib
+import sys
+
+from . import fleet, qemu
+
+# name, module, what it does
+COMMANDS = (
+    ("boot", "boot", "boot a kernel, run guest tests (tests/guest/NAME.sh)"),
+    ("guest", "profiles", "boot one of the guest profiles declared in harness/profiles.py"),
+    ("kunit", "kunit", "the series' KUnit suite, without and with a vmgenid device"),
+    ("firmware", "firmware", "malformed VM_Gen_Counter firmware and IDs in odd memory"),
+    ("fork-demo", "demo", "fork a guest: two clones and a same-GUID control"),
+    ("fork", "fork", "fresh-GUID clones, same-GUID controls, clones of clones"),
+    ("fork-events", "fork_events", "poll() on fork_events across restores"),
+    ("storm", "storm", "a chain of forks under load, watched by a poller"),
+    ("concurrency", "concurrency", "forks under full RNG and WireGuard load"),
+    ("window", "window", "the race window, stock vs patched, busy consumers"),
+    ("long-read", "long_read", "long reads cut by a snapshot"),
+    ("early-crng", "early_crng", "a fork before the crng is ready"),
+    ("rebind", "rebind", "unbind/rebind (or reload) vmgenid across forks"),
+    ("bench-fork", "bench_fork", "duplicated outputs across clones, stock vs patched"),
+    ("bench-rng", "bench_rng", "RNG throughput, patched/stock ratios"),
+    ("unit", "unit", "console fixtures and the pipeline table (no QEMU)"),
+    ("test", "pipeline", "make test: every phase of the pipeline, in order"),
+)
+ERRORS = (fleet.GuestError, TimeoutError, ConnectionError, RuntimeError, OSError)
+
+
+def parser():
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--obj", default=qemu.default_obj(),
+                        help="the kernel build to boot (default: env VMFORK_OBJ, "
+                        "which make test-debug sets, else build/obj)")
+    common.add_argument("--accel", choices=("kvm", "tcg"),
+                        help="skip the KVM probe (default: probe once, cached in build/accel)")
+    common.add_argument("--keep-logs", action="store_true",
+                        help="keep the fork guests' console logs in build/fork/ even on success")
+    ap = argparse.ArgumentParser(prog="tests/vmtest", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    for name, module, what in COMMANDS:
+        m = importlib.import_module("." + module, __package__)
+        p = sub.add_parser(name, help=what, parents=[common], description=m.__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        if hasattr(m, "add_args"):
+            m.add_args(p)
+        p.set_defaults(command=m)
+    return ap
+
+
+def main(argv=None):
+    a = parser().parse_args(argv)
+    qemu.OBJ, qemu.ACCEL, fleet.KEEP = a.obj, a.accel, a.keep_logs
+    try:
+        return a.command.main(a) or 0
+    except ERRORS as e:
+        # A benchmark's error is not a test result.
+        name = getattr(a.command, "NAME", a.cmd)
+        if getattr(a.command, "BENCHMARK", False):
+            print("%s: error: %s" % (name, e), file=sys.stderr)
+        else:
+            print("FAIL %s: %s" % (name, e))
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

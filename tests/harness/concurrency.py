@@ -1,0 +1,88 @@
+"""Concurrency: forks that land while every CPU hammers getrandom(2),
+/dev/urandom and the vDSO, and while WireGuard carries pings as fast as
+they are answered.
+
+A chain of --forks restores with new GUIDs from a snapshot of the busy
+source. Each clone must reseed once, make a new WireGuard handshake and
+pass traffic again within --wait s, answer record requests, keep its
+load running, and show no kernel bug or stall on its console.
+"""
+import os
+import time
+
+from . import console, fleet
+
+FORKS, WAIT = 3, 30.0
+
+
+def status(g):
+    rx, load = g.value("busy status", "RX").split(" LOAD ")
+    return int(rx), int(load)
+
+
+def flowing(g, wait, t0=None):
+    """Seconds until the tunnel's receive count grows by 10, or None."""
+    t0 = t0 or time.monotonic()
+    rx0, _ = status(g)
+    while time.monotonic() - t0 < wait:
+        if status(g)[0] >= rx0 + 10:
+            return time.monotonic() - t0
+        time.sleep(0.5)
+    return None
+
+
+def add_args(p):
+    p.add_argument("--forks", type=int, default=FORKS, help="restores in the chain (default %(default)s)")
+    p.add_argument("--wait", type=float, default=WAIT,
+                   help="seconds a clone has to pass traffic again (default %(default)s)")
+
+
+def main(a):
+    global FORKS, WAIT
+    FORKS, WAIT = a.forks, a.wait
+    t0 = time.monotonic()
+    why, notes = [], []
+    with fleet.Fleet(tag="conc") as fl:
+        src = fl.boot("src")
+        if "SETUP ok" not in " ".join(src.run("wgpair setup")):
+            print("FAIL concurrency: wgpair setup failed")
+            return 1
+        started = " ".join(src.run("busy start"))
+        if "STARTED" not in started or flowing(src, 10) is None:
+            print("FAIL concurrency: load or tunnel traffic did not start: " + started)
+            return 1
+        hs = int(src.value("wgpair hs", "HS"))
+        time.sleep(1.1)  # a new handshake lands in a later second
+        snap = src.snapshot(fl.snapfile("c0"))
+        src.quit()
+        for g in range(1, FORKS + 1):
+            c = fl.clone("c%d" % g, snap)
+            t = flowing(c, WAIT)
+            c.records(3)  # raises unless all three come back well-formed
+            nhs = int(c.value("wgpair hs", "HS"))
+            _, load = status(c)
+            bugs = console.splats(console.read(c.console))
+            reseeds = len(c.reseed_lines())
+            if t is None:
+                why.append("c%d: no traffic through the tunnel within %.0fs" % (g, WAIT))
+            if nhs <= hs:
+                why.append("c%d: no new handshake (%d -> %d)" % (g, hs, nhs))
+            if load != 2:
+                why.append("c%d: %d of 2 loaders alive" % (g, load))
+            if reseeds != 1:
+                why.append("c%d: %d reseed lines, want 1" % (g, reseeds))
+            why += ["c%d console: %s" % (g, b) for b in bugs[:2]]
+            notes.append("c%d traffic again after %s" % (g, "%.1fs" % t if t else "never"))
+            hs = nhs
+            if g < FORKS:
+                time.sleep(1.1)
+                nxt = c.snapshot(fl.snapfile("c%d" % g))
+                os.unlink(snap)
+                snap = nxt
+            c.quit()
+        if why:
+            fl.keep = True
+    print("[concurrency] %d forks under load in %.0fs, %s; %s" %
+          (FORKS, time.monotonic() - t0, fl.accel, ", ".join(notes)))
+    print("FAIL concurrency: " + "; ".join(why) if why else "PASS concurrency")
+    return 1 if why else 0

@@ -1,0 +1,177 @@
+"""Everything the harness reads from a guest's console, in one place.
+
+Guest tests report in KTAP (Documentation/dev-tools/ktap.rst), as KUnit
+and the kselftests do: tests/guest/init prints one subtest per guest
+script, each script one result line per check. parse() turns a console
+log into results; splats() finds kernel bugs; the kernel messages the
+tests look for are named here, next to the code that prints them.
+"""
+import re
+from collections import namedtuple
+
+# A leaf result; status is PASS, FAIL or SKIP; path is its parents' names.
+Result = namedtuple("Result", "status name detail path")
+
+# drivers/char/random.c and drivers/virt/vmgenid.c
+RESEED = "crng reseeded due to virtual machine fork"
+UNCHANGED = "notified, but the generation ID did not change"
+NOTIFIED_ONLY = "forks are acted upon when notified only"
+CRNG_READY = "crng init done"
+# tests/guest/init: the guest ran every test it was given.
+DONE = "VMFORK-DONE"
+
+# Any of these on a console fails the run, whatever the tests said: the
+# debug kernel (make test-debug) turns lock, memory and context bugs into them.
+SPLAT_RE = re.compile(r"Kernel panic|BUG:|Oops|WARNING:|KASAN|UBSAN|KFENCE|"
+                      r"possible (recursive|circular) locking|inconsistent lock state|"
+                      r"sleeping function called from invalid context|"
+                      r"rcu: INFO: .* stall|soft lockup|hung_task|ODEBUG")
+
+# A console line: an optional printk time stamp, the indentation, the rest.
+_LINE = re.compile(r"^(?:\[\s*\d+\.\d+\] )?( *)(.*?)\r?$")
+_RESULT = re.compile(r"^(ok|not ok) (\d+)(?: (?:- )?([^#]*?))?\s*(?:#\s*(.*))?$")
+_PLAN = re.compile(r"^1\.\.(\d+)$")
+
+
+class Test:
+    """One KTAP test: its result line, its plan and its subtests."""
+
+    def __init__(self, name="", depth=-1):
+        self.name, self.depth = name, depth
+        self.status, self.detail = None, ""
+        self.plan, self.subtests, self.errors = None, [], []
+
+    def leaves(self, path=()):
+        """Leaf results in order, then one FAIL per parse error."""
+        out = []
+        for t in self.subtests:
+            if t.subtests or t.errors:
+                out += t.leaves(path + (t.name,))
+            else:
+                out.append(Result(t.status, t.name, t.detail, path))
+        out += [Result("FAIL", self.name or "ktap", e, path) for e in self.errors]
+        return out
+
+    def find(self, name):
+        """The first test called name, at any depth, or None."""
+        for t in self.subtests:
+            if t.name == name:
+                return t
+            found = t.find(name)
+            if found:
+                return found
+        return None
+
+
+def lines(text):
+    """(indent, line) per console line, time stamps and CRs removed."""
+    for raw in text.splitlines():
+        m = _LINE.match(raw)
+        yield len(m.group(1)), m.group(2)
+
+
+def parse(text):
+    """The KTAP documents in a console log, as one root Test.
+
+    Subtests are told by a version line indented deeper than their
+    parent's. Lines that are not KTAP (kernel messages, diagnostics, a
+    guest program's output) are skipped wherever they come. A plan that
+    the results do not meet is a parse error, and so is a subtest left
+    without its result line (a guest that died mid-test).
+    """
+    root = Test()
+    stack = [root]
+    for indent, line in lines(text):
+        version = line.startswith(("KTAP version", "TAP version"))
+        plan, res = _PLAN.match(line), _RESULT.match(line)
+        if line.startswith("# Subtest: ") and indent == stack[-1].depth:
+            stack[-1].name = line[11:].strip()  # named before it ends
+        if not (version or plan or res):
+            continue
+        # A new document at the same depth as an open one ends it.
+        while len(stack) > 1 and (indent < stack[-1].depth or
+                                  version and indent == stack[-1].depth):
+            _close(stack.pop())
+        cur = stack[-1]
+        if version:
+            t = Test(depth=indent)
+            cur.subtests.append(t)
+            stack.append(t)
+        elif cur is root:
+            continue
+        elif plan:
+            cur.plan = int(plan.group(1))
+        else:
+            status, name, detail = _status(res)
+            last = cur.subtests[-1] if cur.subtests else None
+            if last is not None and last.depth > indent and last.status is None:
+                # The parent's own result line, after its subtests.
+                last.name, last.status, last.detail = name, status, detail
+            else:
+                leaf = Test(name, depth=indent)
+                leaf.status, leaf.detail = status, detail
+                cur.subtests.append(leaf)
+    while len(stack) > 1:
+        _close(stack.pop())
+    for t in _walk(root):
+        if t.status is None and t.depth > 0:
+            t.errors.append("no result line: the output stopped mid-test")
+    return root
+
+
+def _walk(t):
+    for s in t.subtests:
+        yield s
+        yield from _walk(s)
+
+
+def _status(m):
+    directive = (m.group(4) or "").strip()
+    name = (m.group(3) or "").strip() or "test-" + m.group(2)
+    if directive.upper().startswith("SKIP"):
+        return "SKIP", name, directive[4:].strip()
+    return ("PASS" if m.group(1) == "ok" else "FAIL"), name, directive
+
+
+def _close(t):
+    """Check a finished subtest against its plan."""
+    n = len(t.subtests)
+    if t.plan is not None and n != t.plan:
+        t.errors.append("%d of %d planned results reported" % (n, t.plan))
+
+
+def results(text):
+    """The leaf results of every KTAP document in text."""
+    out = []
+    for doc in parse(text).subtests:
+        out += doc.leaves()
+    return out
+
+
+def host_results(text):
+    """The PASS/FAIL/SKIP lines that host-side phases print, as Results."""
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"^(PASS|FAIL|SKIP) ([^\s:]+):? ?(.*)$", line)
+        if m:
+            out.append(Result(m.group(1), m.group(2), m.group(3), ()))
+    return out
+
+
+def fmt(r):
+    """A result as the harness prints it: 'PASS name' or 'FAIL name: why'."""
+    return "%s %s%s" % (r.status, r.name, (": " + r.detail) if r.detail else "")
+
+
+def splats(text):
+    """Console lines that show a kernel bug; [] if the log is clean."""
+    return [l.rstrip() for l in text.splitlines() if SPLAT_RE.search(l)]
+
+
+def read(path):
+    """A console log's text, '' if there is none yet."""
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""

@@ -1,0 +1,265 @@
+"""Fork a running guest: snapshot it over QMP, restore clones, talk to them.
+
+A fork is "migrate to a file, then start a new QEMU process with -incoming"
+(../shared/docs/qemu-vmgenid.md): only a new process writes a new vmgenid
+GUID. Every guest here is built by qemu.qemu_argv so source and clones match.
+Each guest has its console in a file and its ttyS1 on a unix socket where
+the guest's record server (tests/guest/recsrv.c) or probe answers.
+"""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from . import console, qemu
+
+
+KEEP = False  # tests/vmtest --keep-logs
+
+
+class GuestError(Exception):
+    pass
+
+
+class Guest:
+    """One QEMU process: a freshly booted source or a clone restored from a file."""
+
+    def __init__(self, fleet, name, guid="auto", snapshot=None, serve="records", append=""):
+        self.name, self.fleet = name, fleet
+        base = os.path.join(fleet.work, name)
+        # Unix socket paths are limited to 107 bytes: sockets live in a short
+        # private directory, whatever the depth of the checkout.
+        sock = os.path.join(fleet.sockdir, name)
+        self.console, self.ttys1, qmp = base + ".console", sock + ".ttyS1", sock + ".qmp"
+        self.stderr_path = base + ".stderr"
+        incoming = "exec:cat " + snapshot if snapshot else None
+        self.argv = qemu.qemu_argv(fleet.kernel, fleet.initrd, ("vmfork.serve=" + serve + " " + append).strip(),
+                                 fleet.accel, self.console, guid=guid,
+                                 chardevs=[self.ttys1], qmp=qmp, incoming=incoming)
+        with open(self.stderr_path, "w") as err:
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=err)
+        fleet.guests.append(self)
+        self.qmp = qemu.QMP(qmp, timeout=30)
+        self.sock, self.buf = None, b""
+        self.t_start = time.monotonic()
+
+    # -- serial line to the guest program ---------------------------------
+    def _connect(self, timeout=20):
+        end = time.monotonic() + timeout
+        while self.sock is None:
+            s = socket.socket(socket.AF_UNIX)
+            try:
+                s.connect(self.ttys1)
+                self.sock = s
+            except OSError:
+                s.close()
+                if time.monotonic() > end:
+                    raise GuestError("%s: ttyS1 socket never came up" % self.name)
+                time.sleep(0.05)
+
+    def send(self, line):
+        self._connect()
+        self.sock.sendall(line.encode() + b"\n")
+
+    def readline(self, timeout=30):
+        end = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = end - time.monotonic()
+            if left <= 0 or self.proc.poll() is not None:
+                raise GuestError("%s: no answer on ttyS1 within %ds" % (self.name, timeout))
+            self.sock.settimeout(left)
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            if not data:
+                raise GuestError("%s: ttyS1 closed" % self.name)
+            self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line.decode(errors="replace").rstrip("\r")
+
+    def records(self, count, timeout=30):
+        """count records as {n: (iface, hex)}; the requests go out at once."""
+        self.send("\n".join(["r"] * count))
+        out = {}
+        for _ in range(count):
+            parts = self.readline(timeout).split()
+            if len(parts) != 4 or parts[0] != "REC":
+                raise GuestError("%s: bad record line %r" % (self.name, parts))
+            out[int(parts[1])] = (parts[2], parts[3])
+        return out
+
+    def run(self, script, timeout=60):
+        """Run /tests/SCRIPT.sh in the guest; return its output lines."""
+        self.send("run " + script)
+        lines = []
+        while True:
+            line = self.readline(timeout)
+            if line.startswith("END "):
+                return lines
+            lines.append(line)
+
+    def request_value(self, request, key, timeout=30):
+        """One request, one "KEY value" answer (the probe's protocol)."""
+        self.send(request)
+        line = self.readline(timeout)
+        if not line.startswith(key + " "):
+            raise GuestError("%s: %r answered %r" % (self.name, request, line))
+        return line.split(None, 1)[1]
+
+    def value(self, script, key, timeout=60):
+        for line in self.run(script, timeout):
+            if line.startswith(key + " "):
+                return line.split(None, 1)[1].strip()
+        raise GuestError("%s: '%s' printed no %s line" % (self.name, script, key))
+
+    # -- QEMU side ----------------------------------------------------------
+    def wait_console(self, pattern, timeout=120):
+        m = qemu.wait_for(self.console, pattern, timeout, self.proc)
+        if m is None:
+            raise GuestError("%s: no /%s/ on the console within %ds" % (self.name, pattern, timeout))
+        return m
+
+    def wait_running(self, timeout=60):
+        """Resume a clone once its state is loaded.
+
+        The source was stopped before its snapshot, so a clone stays paused
+        after loading it; "cont" is what starts the fork.
+        """
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            st = self.qmp.cmd("query-status")["status"]
+            if st == "running":
+                return
+            if st == "paused" and self.qmp.cmd("query-migrate").get("status") == "completed":
+                self.qmp.cmd("cont")
+                continue
+            if st not in ("inmigrate", "prelaunch", "restore-vm", "paused"):
+                raise GuestError("%s: status %s while restoring" % (self.name, st))
+            time.sleep(0.05)
+        raise GuestError("%s: not running %ds after start" % (self.name, timeout))
+
+    def guid(self):
+        return self.qmp.cmd("query-vm-generation-id")["guid"]
+
+    def snapshot(self, path, timeout=60):
+        """Stop the guest, then save it whole into a file; it is left paused.
+
+        Never a live migration: under TCG a running guest's pages can change
+        behind the copy, and clones of such a file crash (stock and patched
+        alike). A stopped guest is also one exact point of its execution.
+        """
+        self.qmp.cmd("stop")
+        self.qmp.cmd("migrate-set-parameters", **{"max-bandwidth": 4 << 30})
+        self.qmp.cmd("migrate", uri="exec:cat > " + path)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            st = self.qmp.cmd("query-migrate").get("status")
+            if st == "completed":
+                self.fleet.files.append(path)
+                return path
+            if st in ("failed", "cancelled"):
+                raise GuestError("%s: migrate %s" % (self.name, st))
+            time.sleep(0.05)
+        raise GuestError("%s: migrate not done in %ds" % (self.name, timeout))
+
+    def console_lines(self, text):
+        with open(self.console, errors="replace") as f:
+            return [line.rstrip() for line in f if text in line]
+
+    def reseed_lines(self, forked=True):
+        """This restore's reseed lines. The kernel logs from a worker after
+        it acted on the fork, so a clone can answer before its line is out:
+        wait up to 10 s for one after a fork, 2 s where none is expected, so
+        that a line counted missing is missing and not late."""
+        end = time.monotonic() + (10 if forked else 2)
+        while True:
+            lines = self.console_lines(console.RESEED)
+            if lines or time.monotonic() >= end:
+                return lines
+            time.sleep(0.05)
+
+    def quit(self):
+        try:
+            self.qmp.cmd("quit")  # lets QEMU flush and remove its sockets
+        except Exception:
+            pass
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        qemu.stop(self.proc)
+        qmp = getattr(self, "qmp", None)  # absent if QEMU died before QMP came up
+        for s in (getattr(self, "sock", None), qmp and qmp.sock):
+            if s:
+                s.close()
+
+    def describe(self):
+        with open(self.stderr_path, errors="replace") as f:
+            err = f.read().strip()
+        return ("--- %s: %s\n%s%s" % (self.name, " ".join(self.argv),
+                qemu.tail(self.console, 15), ("stderr: " + err + "\n") if err else ""))
+
+
+class Fleet:
+    """Every guest and file of one run, torn down together whatever happens."""
+
+    def __init__(self, obj=None, tag="fork"):
+        self.kernel = qemu.kernel_path(obj)
+        self.initrd = qemu.initrd(obj)
+        for f in (self.kernel, self.initrd):
+            if not os.path.exists(f):
+                raise GuestError("%s missing: run 'make build initramfs' first" % f)
+        self.accel = qemu.probe_accel(self.kernel, self.initrd)
+        root = os.path.join(qemu.BUILD, "fork")
+        os.makedirs(root, exist_ok=True)
+        self.work = tempfile.mkdtemp(prefix=tag + ".", dir=root)
+        tmp = os.environ.get("TMPDIR", "/tmp")
+        self.sockdir = tempfile.mkdtemp(prefix="vmfork-", dir=tmp if len(tmp) < 48 else "/tmp")
+        self.guests, self.files = [], []
+        self.keep = KEEP
+
+    def boot(self, name, serve="records", ready="RECSRV-READY", timeout=120, append=""):
+        g = Guest(self, name, serve=serve, append=append)
+        g.wait_console(ready, timeout)
+        return g
+
+    def clone(self, name, snapshot, guid="auto"):
+        g = Guest(self, name, guid=guid, snapshot=snapshot)
+        # Connected before it runs: what the guest prints at once after the
+        # resume would be dropped by a server socket without a client.
+        g._connect()
+        g.wait_running()
+        return g
+
+    def snapfile(self, name):
+        return os.path.join(self.work, name + ".snap")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, etype, exc, tb):
+        if etype is not None and etype is not KeyboardInterrupt:
+            print("fork harness failed: %s" % exc, file=sys.stderr)
+            for g in self.guests:
+                print(g.describe(), file=sys.stderr)
+        for g in self.guests:
+            g.quit()
+        for g in self.guests:
+            for line in console.splats(console.read(g.console))[:3]:
+                print("FAIL console-clean: %s: %s" % (g.name, line), flush=True)
+                self.keep = True
+        for f in self.files:
+            if os.path.exists(f):
+                os.unlink(f)
+        shutil.rmtree(self.sockdir, ignore_errors=True)
+        if not self.keep and etype is None:
+            shutil.rmtree(self.work, ignore_errors=True)
+        elif etype is not None:
+            print("fork harness: logs kept in %s" % self.work, file=sys.stderr)
+        return False

@@ -1,0 +1,103 @@
+"""fork_events in real clones: one PASS/FAIL line per test.
+
+A source guest has N pollers blocked in poll() on
+/proc/sys/kernel/random/fork_events when it is snapshotted. Clones restored
+with a new GUID must wake every poller, privileged or not, with the count
+up by exactly one; clones with the source's GUID (the negative control)
+must not wake them within the bound and keep the count; a chain of three
+restores must read 3. Also prints the delay from the kernel's reseed line
+to the pollers' return, measured on the guest's printk clock.
+"""
+import re
+import statistics
+
+from . import fleet
+
+POLLERS = 64
+DEBUG = False
+# The pollers' own timeout is long: a restored guest's clock may jump by
+# the host time spent between snapshot and restore. The bounds that decide
+# are the host's: WAKE_S for a clone that must wake, QUIET_S for the control.
+BOUND_MS = 300000
+WAKE_S, QUIET_S = 30, 5
+
+
+def parse(lines):
+    fe = next((l for l in lines if l.startswith("FE ")), "FE none")
+    vals = dict(re.findall(r"(\w+)=([\d.]+)", fe))
+    vals["pending"] = fe == "FE pending"
+    count = next((l.split()[1] for l in lines if l.startswith("COUNT ")), "?")
+    ts = {}
+    for l in lines:
+        m = re.match(r"KMSG \[\s*([\d.]+)\] (.*)", l)
+        if m:
+            ts["reseed" if "reseeded" in m.group(2) else "woke"] = float(m.group(1))
+    return vals, count, ts, fe
+
+
+def restore(fl, name, snap, guid, then_start=False):
+    c = fl.clone(name, snap, guid)
+    wait = QUIET_S if guid != "auto" else WAKE_S
+    lines = c.run("fepoll result %d" % wait, timeout=wait + 30)
+    if DEBUG:
+        print(name, lines)
+    got = parse(lines)
+    snap_next = None
+    if then_start:
+        c.run("fepoll start %d %d" % (POLLERS, BOUND_MS))
+        snap_next = c.snapshot(fl.snapfile(name))
+    c.quit()
+    return got, snap_next
+
+
+def add_args(p):
+    p.add_argument("--pollers", type=int, default=POLLERS, help="guest threads in poll() (default %(default)s)")
+    p.add_argument("--debug", action="store_true", help="print what each clone's pollers reported")
+
+
+def main(a):
+    global POLLERS, DEBUG
+    POLLERS, DEBUG = a.pollers, a.debug
+    out, lat = [], []
+    with fleet.Fleet(tag="fe") as fl:
+        src = fl.boot("src")
+        if src.value("fepoll count", "COUNT") == "missing":
+            print("FAIL fork-events: no /proc/sys/kernel/random/fork_events in this kernel")
+            return 1
+        ready = src.run("fepoll start %d %d" % (POLLERS, BOUND_MS))
+        snap = src.snapshot(fl.snapfile("src"))
+        guid = src.guid()
+        src.quit()
+        if not any(l.startswith("# ready") for l in ready):
+            print("FAIL fork-events-wake: pollers never started: %s" % " | ".join(ready))
+            return 1
+        (a, _, tsa, fea), snap_a = restore(fl, "a", snap, "auto", then_start=True)
+        (d, cd, _, fed), _ = restore(fl, "d", snap, guid)
+        (a2, _, ts2, _), snap_a2 = restore(fl, "a2", snap_a, "auto", then_start=True)
+        (a3, c3, ts3, fe3), _ = restore(fl, "a3", snap_a2, "auto")
+    for ts in (tsa, ts2, ts3):
+        if "reseed" in ts and "woke" in ts:
+            lat.append((ts["woke"] - ts["reseed"]) * 1000)
+
+    def check(name, ok, why):
+        out.append("PASS " + name if ok else "FAIL %s: %s" % (name, why))
+
+    n = str(POLLERS)
+    check("fork-events-wake", a.get("woke") == n and a.get("after") == "1" and a.get("before") == "0",
+          "new GUID: want %s/%s pollers woken, count 0 -> 1; got %s" % (n, n, fea))
+    woke = {k: (v.get("woke"), v.get("errors")) for k, v in (("a", a), ("a2", a2), ("a3", a3))}
+    check("fork-events-many-pollers", all(w == (n, "0") for w in woke.values()),
+          "%s pollers (half uid 65534) must all wake on every restore of the chain: "
+          "(woke, errors) %s" % (n, woke))
+    check("fork-events-control", d["pending"] and cd == "0",
+          "same GUID: want no poller back within %ds and count 0; got %s, COUNT %s"
+          % (QUIET_S, fed, cd))
+    check("fork-events-chain", c3 == "3" and a2.get("after") == "2" and a3.get("after") == "3",
+          "three restores must read 3; got %s (a2 after=%s)" % (fe3, a2.get("after")))
+    for line in out:
+        print(line)
+    if lat:
+        print("[fork-events] reseed line -> pollers returned: median %.1f ms, max %.1f ms "
+              "over %d restores (printk clock, %s)" % (statistics.median(lat), max(lat),
+                                                       len(lat), fl.accel))
+    return 1 if any(l.startswith("FAIL") for l in out) else 0

@@ -1,0 +1,215 @@
+"""make test: run every phase of PHASES in order and end with
+'N passed, N failed'.
+
+Each phase is one command; it prints 'PASS name' / 'FAIL name: why' lines
+(console.host_results) and progress lines in brackets, which are shown as
+they come. Everything a phase printed, its exit status and a one-line
+summary are kept in build/results/PHASE/{log,rc,summary}: a failed run can
+be read after the fact, and the final line is the sum of the summaries.
+A phase that exits non-zero without a FAIL line, or that prints a SKIP
+(every phase runs where its feature must exist), counts as a failure.
+"""
+import os
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+from . import console, qemu
+
+# The pipeline, declared once: tests/run-debug, the README's phase table
+# and tests/vmtest unit are checked against it. Flags: '&' runs in the
+# background lane beside the phases up to the next join (host-only work
+# that takes neither the kernel build lock nor QEMU, or a guest that
+# times nothing); 'd' also runs in make test-debug, 'D' only there.
+# name, flags, command
+PHASES = (
+    ("unit", "", "tests/vmtest unit"),
+    ("setup", "", "scripts/deps"),
+    ("lint", "", "tests/lint"),
+    ("tree", "", "scripts/mktree"),
+    ("build", "", "scripts/build"),
+    ("build-stock", "", "scripts/build-stock"),
+    ("initramfs", "d", "scripts/mkinitramfs"),
+    ("workspace", "&", "tests/host/workspace"),
+    ("targets", "&", "tests/host/targets"),
+    ("send", "&", "tests/host/send"),
+    ("gates", "", "checks/run"),
+    ("gate-fixtures", "", "tests/host/gate-fixtures"),
+    ("join", "", ""),
+    ("smoke", "d", "tests/vmtest guest smoke"),
+    # The base kernel's vDSO selftests: a minute of one vCPU's work
+    # (vdso_test_chacha under TCG), beside guests that time nothing.
+    ("vdso-selftests", "&d", "tests/vmtest guest vdso-selftests"),
+    ("kselftest-stock", "", "tests/vmtest guest kselftest-stock"),
+    ("kunit", "d", "tests/vmtest kunit"),
+    ("firmware", "d", "tests/vmtest firmware"),
+    ("join", "", ""),
+    ("fork-demo", "", "tests/vmtest fork-demo --deep-path"),
+    ("fork", "d", "tests/vmtest fork"),
+    ("fork-events", "d", "tests/vmtest fork-events"),
+    ("storm", "d", "tests/vmtest storm"),
+    ("concurrency", "d", "tests/vmtest concurrency"),
+    ("window", "", "tests/vmtest window"),
+    ("vdso-only", "", "tests/vmtest window --vdso-only"),
+    ("long-read", "d", "tests/vmtest long-read"),
+    ("early-crng", "d", "tests/vmtest early-crng"),
+    ("rebind", "d", "tests/vmtest rebind"),
+    ("nowatch", "d", "tests/vmtest rebind --no-watch"),
+    # Needs vmgenid as a module: make test-debug's kernel.
+    ("reload", "D", "tests/vmtest rebind --module"),
+)
+SHOWN = re.compile(r"^(PASS|FAIL|SKIP) |^\[|error")
+HEARTBEAT = 30
+
+
+def add_args(p):
+    p.add_argument("--only", default=os.environ.get("ONLY", ""), metavar="'PHASE ...'",
+                   help="run these phases only, in the table's order (env ONLY)")
+    p.add_argument("--debug", action="store_true",
+                   help="the phases for make test-debug's kernel (flags d and D)")
+
+
+def selected(only="", debug=False):
+    """The phases to run, in order, joins kept."""
+    names = only.split()
+    out = []
+    for name, flags, cmd in PHASES:
+        if name == "join":
+            out.append((name, flags, cmd))
+        elif names and name in names or not names and (
+                ("d" in flags or "D" in flags) if debug else "D" not in flags):
+            out.append((name, flags, cmd))
+    return out
+
+
+class Runner:
+    def __init__(self, results):
+        self.results = results
+        self.lock = threading.Lock()
+        self.totals = []
+
+    def say(self, line, buf=None):
+        if buf is not None:
+            buf.append(line)
+            return
+        with self.lock:
+            print(line, flush=True)
+
+    def phase(self, name, cmd, buf=None):
+        """Run one phase; its lines go to stdout, or to buf (the lane)."""
+        d = os.path.join(self.results, name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        t0 = time.monotonic()
+        lines, last = queue.Queue(), [time.monotonic(), ""]
+        with open(os.path.join(d, "log"), "w") as log:
+            try:
+                p = subprocess.Popen(cmd.split(), cwd=qemu.TOP, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, errors="replace")
+            except OSError as e:
+                p = None
+                log.write("%s\n" % e)
+            reader = threading.Thread(target=lambda: [lines.put(l) for l in p.stdout] + [lines.put(None)])
+            if p:
+                reader.start()
+            while p:
+                try:
+                    line = lines.get(timeout=2)
+                except queue.Empty:
+                    line = ""
+                if line is None:
+                    break
+                if line:
+                    log.write(line)
+                    log.flush()
+                    last[1] = line.rstrip()
+                    if SHOWN.search(line):
+                        self.say(line.rstrip(), buf)
+                        last[0] = time.monotonic()
+                if buf is None and time.monotonic() - last[0] >= HEARTBEAT:
+                    self.say("[phase %s: %.0fs, running: %s]" % (name, time.monotonic() - t0, last[1][:100]))
+                    last[0] = time.monotonic()
+            rc = p.wait() if p else 127
+        text = console.read(os.path.join(d, "log"))
+        res = console.host_results(text)
+        n = {s: sum(r.status == s for r in res) for s in ("PASS", "FAIL", "SKIP")}
+        extra = []
+        if n["SKIP"]:
+            extra.append("FAIL %s: %d test(s) skipped where the feature must exist" % (name, n["SKIP"]))
+        if rc and not n["FAIL"]:
+            extra += ["    " + l for l in text.splitlines()[-15:]]
+            extra.append("FAIL %s: exit status %d" % (name, rc) if p else
+                         "FAIL %s: %s does not exist" % (name, cmd.split()[0]))
+        elif not rc and not res:
+            extra.append("PASS " + name)
+        with open(os.path.join(d, "log"), "a") as log:
+            log.writelines(l + "\n" for l in extra)
+        for line in extra:
+            self.say(line, buf)
+        passed = n["PASS"] + sum(l.startswith("PASS ") for l in extra)
+        failed = n["FAIL"] + sum(l.startswith("FAIL ") for l in extra)
+        secs = time.monotonic() - t0
+        with open(os.path.join(d, "rc"), "w") as f:
+            f.write("%d\n" % rc)
+        with open(os.path.join(d, "summary"), "w") as f:
+            f.write("%s: %d passed, %d failed, %.0fs\n" % (name, passed, failed, secs))
+        self.totals.append(name)
+        self.say("[phase %s: %.0fs]" % (name, secs), buf)
+
+
+def main(a):
+    t0 = int(os.environ.get("T0", time.time()))
+    phases = selected(a.only, a.debug)
+    # make test-debug's results stay beside make test's.
+    results = os.path.join(qemu.BUILD, "results-debug" if a.debug else "results")
+    if not a.only:
+        shutil.rmtree(results, ignore_errors=True)
+    os.makedirs(results, exist_ok=True)
+    run, queued, lane = Runner(results), [], None
+
+    def join():
+        nonlocal lane, queued
+        for name, cmd in queued:  # nothing ran in the foreground beside them
+            run.phase(name, cmd)
+        queued = []
+        if lane:
+            thread, buf, names = lane
+            waited = time.monotonic()
+            while thread.is_alive():
+                thread.join(HEARTBEAT)
+                if thread.is_alive():
+                    run.say("[join: %.0fs waiting for %s]" % (time.monotonic() - waited, names))
+            for line in buf:
+                run.say(line)
+            lane = None
+
+    for name, flags, cmd in phases + [("join", "", "")]:
+        if name == "join":
+            join()
+        elif "&" in flags:
+            queued.append((name, cmd))
+        else:
+            if queued and not lane:
+                names = " ".join(n for n, _ in queued)
+                run.say("[background: %s, beside the phases up to the next join]" % names)
+                buf, todo = [], list(queued)
+                thread = threading.Thread(target=lambda: [run.phase(n, c, buf) for n, c in todo])
+                thread.start()
+                lane, queued = (thread, buf, names), []
+            run.phase(name, cmd)
+    passed = failed = 0
+    for name in run.totals:
+        with open(os.path.join(results, name, "summary")) as f:
+            m = re.search(r"(\d+) passed, (\d+) failed", f.read())
+        passed, failed = passed + int(m.group(1)), failed + int(m.group(2))
+    summary = "%d passed, %d failed" % (passed, failed)
+    with open(os.path.join(results, "summary"), "w") as f:
+        f.write(summary + "\n")
+    print("[total: %ds]" % (time.time() - t0))
+    print(summary)
+    sys.stdout.flush()
+    return 1 if failed else 0

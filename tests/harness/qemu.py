@@ -1,0 +1,238 @@
+"""QEMU guests for vmfork: command lines, bounded boots, a small QMP client.
+
+Source guests and their clones must share machine type, memory and devices,
+so every QEMU command line in the project is built by qemu_argv() here.
+"""
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+
+from . import console
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Where scripts/lib.sh builds: BUILD is shared with the bash half.
+BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
+OBJ = None    # tests/vmtest --obj
+ACCEL = None  # tests/vmtest --accel
+
+
+
+# The base kernel's build (scripts/build-stock).
+STOCK_OBJ = os.path.join(BUILD, "obj-stock")
+
+
+def default_obj():
+    """The kernel build the tests use: --obj, else VMFORK_OBJ (the debug
+    build, set by make test-debug for every phase), else build/obj."""
+    return OBJ or os.environ.get("VMFORK_OBJ") or os.path.join(BUILD, "obj")
+
+
+def kernel_path(obj=None):
+    return os.path.join(obj or default_obj(), "arch/x86/boot/bzImage")
+
+
+def initrd(obj=None):
+    """The initramfs with obj's own probe module appended, if it has one.
+
+    Concatenated cpio archives are one initramfs to the kernel; modules
+    must match the kernel they load into, the rest is shared.
+    """
+    base = os.path.join(BUILD, "initramfs.cpio")
+    obj = obj or default_obj()
+    kmod = os.path.join(obj, "kmod.cpio")
+    if not os.path.exists(kmod) or not os.path.exists(base):
+        return base
+    out = os.path.join(obj, "initrd.cpio")
+    if not os.path.exists(out) or os.path.getmtime(out) < max(
+            os.path.getmtime(base), os.path.getmtime(kmod)):
+        # Guests may boot side by side (make test): each writes its own copy.
+        tmp = "%s.%d.tmp" % (out, os.getpid())
+        with open(tmp, "wb") as o:
+            for part in (base, kmod):
+                with open(part, "rb") as f:
+                    o.write(f.read())
+        os.replace(tmp, out)
+    return out
+
+
+def qemu_argv(kernel, initrd, append, accel, console_log, guid="auto",
+              chardevs=(), qmp=None, incoming=None, extra=()):
+    """One guest: q35, 256 MiB, 2 vCPUs, serial console to a file.
+
+    chardevs: socket paths for ttyS1.. (guest programs talk over these).
+    """
+    argv = ["qemu-system-x86_64", "-machine", "q35,accel=" + accel,
+            "-m", "256", "-smp", "2", "-nodefaults", "-display", "none",
+            "-no-reboot", "-kernel", kernel, "-initrd", initrd,
+            "-append", "console=ttyS0 panic=-1 " + append,
+            "-chardev", "file,id=con,path=" + console_log,
+            "-serial", "chardev:con"]
+    if accel == "tcg":
+        # A CPU with RDRAND, so that the crng is ready at boot as on real
+        # hardware (qemu64 has none and needs a minute of interrupts).
+        argv[3:3] = ["-cpu", "max"]
+        if not incoming:
+            # Booting, the kernel patches its own text (alternatives,
+            # static keys) while the other vCPU runs: under multi-threaded
+            # TCG that vCPU now and then executes a stale int3 ("Oops:
+            # int3" at ~0.8 s, on stock and patched kernels alike, about
+            # one boot in a hundred). Boots run both vCPUs on one host
+            # thread; restored clones, which do the RNG work, run on two.
+            argv[2] = "q35"
+            argv[3:3] = ["-accel", "tcg,thread=single"]
+    for i, path in enumerate(chardevs):
+        argv += ["-chardev", "socket,id=ch%d,path=%s,server=on,wait=off" % (i, path),
+                 "-serial", "chardev:ch%d" % i]
+    if guid is not None:
+        argv += ["-device", "vmgenid,id=vgid0,guid=" + guid]
+    if qmp:
+        argv += ["-qmp", "unix:%s,server=on,wait=off" % qmp]
+    if incoming:
+        argv += ["-incoming", incoming]
+    return argv + list(extra)
+
+
+def wait_for(path, pattern, timeout, proc=None):
+    """Wait until the file at path matches pattern; return the match or None."""
+    rx = re.compile(pattern, re.M)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            with open(path, errors="replace") as f:
+                m = rx.search(f.read())
+            if m:
+                return m
+        except FileNotFoundError:
+            pass
+        if proc is not None and proc.poll() is not None:
+            return None
+        time.sleep(0.1)
+    return None
+
+
+def stop(proc, grace=5):
+    """End a QEMU process, politely first; never waits unbounded."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+
+
+def tail(path, n=25):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except FileNotFoundError:
+        return "(no console log)\n"
+
+
+def boot(kernel, initrd, run, accel, log, timeout=120, guid="auto", extra=(),
+         append=""):
+    """Boot, run the guest tests named in run, wait for VMFORK-DONE.
+
+    Returns (ok, results, why): results are console.Result, leaves of the
+    guest's KTAP (a plan not met or a subtest cut short is a FAIL there).
+    """
+    if os.path.exists(log):
+        os.unlink(log)
+    argv = qemu_argv(kernel, initrd, ("vmfork.run=" + run + " " + append).strip(), accel, log,
+                     guid=guid, extra=extra)
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        done = wait_for(log, "^" + console.DONE, timeout, proc)
+        if done is None:
+            why = "guest exited early" if proc.poll() is not None else \
+                "no VMFORK-DONE within %ds" % timeout
+        else:
+            why = None
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                why = "guest did not power off within 15s"
+    finally:
+        stop(proc)
+    text = console.read(log)
+    bugs = console.splats(text)
+    if bugs:
+        why = why or "kernel bug on the console: " + bugs[0]
+    results = console.results(text)
+    if why:
+        err = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
+        why += "\n  qemu: " + " ".join(argv) + (("\n  stderr: " + err) if err else "")
+    return why is None, results, why
+
+
+def probe_accel(kernel, initrd):
+    """KVM if a guest boots under it within a short bound, else TCG.
+
+    /dev/kvm on this kind of machine can be a nested hypervisor on which
+    ordinary guests hang, so its presence alone proves nothing.
+    """
+    cache = os.path.join(BUILD, "accel")
+    if ACCEL:
+        return ACCEL
+    if os.path.exists(cache):
+        with open(cache) as f:
+            return f.read().strip()
+    accel = "tcg"
+    if os.access("/dev/kvm", os.R_OK | os.W_OK):
+        log = os.path.join(BUILD, "kvm-probe.log")
+        ok, _, _ = boot(kernel, initrd, "", "kvm", log, timeout=20)
+        accel = "kvm" if ok else "tcg"
+    with open(cache, "w") as f:
+        f.write(accel + "\n")
+    return accel
+
+
+class QMP:
+    """Minimal QMP client over a unix socket, every call bounded."""
+
+    def __init__(self, path, timeout=30):
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX)
+                self.sock.settimeout(timeout)
+                self.sock.connect(path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > end:
+                    raise TimeoutError("QMP socket %s never came up" % path)
+                time.sleep(0.1)
+        self.buf = b""
+        self._read()  # greeting
+        self.cmd("qmp_capabilities")
+
+    def _read(self):
+        while b"\n" not in self.buf:
+            data = self.sock.recv(65536)
+            if not data:
+                raise ConnectionError("QMP connection closed")
+            self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def cmd(self, name, **args):
+        msg = {"execute": name}
+        if args:
+            msg["arguments"] = args
+        self.sock.sendall(json.dumps(msg).encode() + b"\n")
+        while True:
+            r = self._read()
+            if "return" in r:
+                return r["return"]
+            if "error" in r:
+                raise RuntimeError("QMP %s: %s" % (name, r["error"].get("desc")))
+
+    def close(self):
+        self.sock.close()

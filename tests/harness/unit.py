@@ -1,0 +1,104 @@
+"""Host-side unit tests, no QEMU, seconds: the console parser on captured
+console logs (tests/fixtures/console/NAME.log beside NAME.expect, what
+it must make of them), and the pipeline table against what documents it.
+'--update' rewrites the .expect files from the parser (review the diff).
+"""
+import glob
+import os
+import re
+import sys
+import unittest
+
+from . import console, kunit, pipeline, qemu
+
+FIXTURES = os.path.join(qemu.TOP, "tests", "fixtures", "console")
+
+
+def add_args(p):
+    p.add_argument("--update", action="store_true", help="rewrite the .expect files")
+
+
+def parsed(path):
+    """What the harness makes of a console log, one line per fact."""
+    text = console.read(path)
+    out = [console.fmt(r) for r in console.results(text)]
+    out += ["finished" if re.search("^" + console.DONE, text, re.M) else "not finished"]
+    out += ["splat: " + l for l in console.splats(text)]
+    return "\n".join(out) + "\n"
+
+
+class ConsoleFixtures(unittest.TestCase):
+    def test_fixtures(self):
+        logs = sorted(glob.glob(os.path.join(FIXTURES, "*.log")))
+        self.assertGreaterEqual(len(logs), 6)
+        for log in logs:
+            with self.subTest(os.path.basename(log)):
+                with open(log[:-4] + ".expect") as f:
+                    self.assertEqual(parsed(log), f.read())
+
+    def test_kunit_suite(self):
+        """The KUnit phase's view of its captured logs: pass, and all skip."""
+        suite = console.parse(console.read(os.path.join(FIXTURES, "kunit-pass.log"))).find(kunit.SUITE)
+        self.assertTrue(suite and suite.plan == len(suite.subtests) > 0 and not suite.errors)
+        self.assertEqual({t.status for t in suite.subtests}, {"PASS"})
+        suite = console.parse(console.read(os.path.join(FIXTURES, "kunit-skip.log"))).find(kunit.SUITE)
+        self.assertEqual({(t.status, t.detail.startswith(kunit.DEVICE_SKIP)) for t in suite.subtests},
+                         {("SKIP", True)})
+
+    def test_cut_short(self):
+        """A guest that dies mid-script: its results so far, and a FAIL."""
+        text = "KTAP version 1\n1..2\n  KTAP version 1\n  # Subtest: smoke\n  ok 1 a\n"
+        self.assertEqual([console.fmt(r) for r in console.results(text)],
+                         ["PASS a", "FAIL smoke: no result line: the output stopped mid-test",
+                          "FAIL ktap: 1 of 2 planned results reported"])
+
+    def test_host_lines(self):
+        text = "[x] progress\nPASS a\nFAIL b: why: more\nSKIP c: no\nPASSED d\n"
+        self.assertEqual([(r.status, r.name, r.detail) for r in console.host_results(text)],
+                         [("PASS", "a", ""), ("FAIL", "b", "why: more"), ("SKIP", "c", "no")])
+
+
+class PipelineTable(unittest.TestCase):
+    """The phase order lives in pipeline.PHASES; these must not drift from it."""
+
+    names = [n for n, _, _ in pipeline.PHASES if n != "join"]
+
+    def test_readme(self):
+        with open(os.path.join(qemu.TOP, "README.md")) as f:
+            readme = f.read()
+        table = readme.split("## make test, phase by phase", 1)[-1].split("\n## ", 1)[0]
+        self.assertEqual(re.findall(r"^\| `([a-z0-9-]+)` \|", table, re.M), self.names)
+
+    def test_debug(self):
+        with open(os.path.join(qemu.TOP, "tests", "run-debug")) as f:
+            self.assertRegex(f.read(), r'tests/vmtest"? test --debug\n')
+        debug = [n for n, flags, _ in pipeline.PHASES if set(flags) & set("dD")]
+        self.assertEqual([n for n, _, _ in pipeline.selected(debug=True) if n != "join"], debug)
+        self.assertNotIn("reload", [n for n, _, _ in pipeline.selected()])
+
+    def test_commands_exist(self):
+        for name, _, cmd in pipeline.PHASES:
+            if cmd:
+                with self.subTest(name):
+                    self.assertTrue(os.access(os.path.join(qemu.TOP, cmd.split()[0]), os.X_OK))
+
+    def test_unique(self):
+        self.assertEqual(len(self.names), len(set(self.names)))
+
+
+def main(a):
+    if a.update:
+        for log in sorted(glob.glob(os.path.join(FIXTURES, "*.log"))):
+            with open(log[:-4] + ".expect", "w") as f:
+                f.write(parsed(log))
+        return 0
+    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
+    tests = [t for group in suite for t in group]
+    res = unittest.TextTestRunner(stream=sys.stderr, verbosity=1).run(suite)
+    bad = {case.id(): why for case, why in res.failures + res.errors}
+    # One line per test for the runner.
+    for t in tests:
+        name = "unit-" + t.id().split(".")[-1].replace("test_", "").replace("_", "-")
+        print("FAIL %s: %s" % (name, bad[t.id()].strip().splitlines()[-1][:200]) if t.id() in bad
+              else "PASS " + name)
+    return 0 if res.wasSuccessful() else 1
