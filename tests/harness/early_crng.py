@@ -45,17 +45,13 @@ def main(a):
             if ready:
                 raise fleet.GuestError("src: the crng is ready: nothing early to fork")
             snap = src.snapshot(fl.snapfile("src%d" % t))
-            got = {}
-            for name, g in (("a", "auto"), ("b", "auto"), ("c", guid), ("d", guid)):
-                c = fl.clone(name + str(t), snap, g)
-                got[name] = insecure(c)
-                c.quit()
+            got = fl.pairs(snap, guid, insecure, str(t))
             late = [n for n in got if got[n][1]]
             if late:
                 raise fleet.GuestError("clone(s) %s: the crng became ready: nothing measured"
                                       % ", ".join(late))
-            fresh = sum(x == y for x, y in zip(got["a"][0], got["b"][0]))
-            same = sum(x == y for x, y in zip(got["c"][0], got["d"][0]))
+            fresh = sum(x == y for x, y in zip(got["fresh1"][0], got["fresh2"][0]))
+            same = sum(x == y for x, y in zip(got["same1"][0], got["same2"][0]))
             if same == NREC:
                 break
             print("[early] the control pair differed (%d of %d alike): snapshot %d of at most %d"

@@ -237,6 +237,16 @@ class Fleet:
         g.wait_running()
         return g
 
+    def pairs(self, snapshot, guid, collect, suffix=""):
+        """Two clones with fresh GUIDs and two with guid (the source's: the
+        control), one after another: {fresh1, fresh2, same1, same2: collect(clone)}."""
+        got = {}
+        for name, g in (("fresh1", "auto"), ("fresh2", "auto"), ("same1", guid), ("same2", guid)):
+            c = self.clone(name + suffix, snapshot, g)
+            got[name] = collect(c)
+            c.quit()
+        return got
+
     def snapfile(self, name):
         return os.path.join(self.work, name + ".snap")
 

@@ -57,26 +57,27 @@ def fork_all(fl, t0):
         print("[fork] snapshot %d: source up %ss, GUID %s, %s" % (t + 1, up, guid, fl.accel),
               flush=True)
         got = {}
-        for name, g in (("a", "auto"), ("b", "auto"), ("c", "auto"), ("d", guid), ("e", guid)):
+        clones = [("fresh%d" % i, "auto") for i in (1, 2, 3)] + [("same1", guid), ("same2", guid)]
+        for name, g in clones:
             c = fl.clone(name + (str(t) if t else ""), snap, g)
             got[name] = collect(c, g == "auto")
-            if name == "a":
-                snap_a = c.snapshot(fl.snapfile("a"))
+            if name == "fresh1":
+                snap_fresh1 = c.snapshot(fl.snapfile("fresh1"))
             c.quit()
-        if all(same(got["d"], got["e"], i) for i in IFACES):
+        if all(same(got["same1"], got["same2"], i) for i in IFACES):
             break
     src.quit()
     print("[fork] same-GUID control pair: from snapshot %d of at most %d" % (t + 1, CONTROL_TRIES),
           flush=True)
-    chain = [("a2", snap_a), ("a2b", snap_a)]
+    chain = [("gen2", snap_fresh1), ("gen2b", snap_fresh1)]
     for name, sn in chain:
         c = fl.clone(name, sn)
         got[name] = collect(c)
-        if name == "a2":
-            snap_a2 = c.snapshot(fl.snapfile("a2"))
+        if name == "gen2":
+            snap_gen2 = c.snapshot(fl.snapfile("gen2"))
         c.quit()
-    for name in ("a3", "a3b"):
-        c = fl.clone(name, snap_a2)
+    for name in ("gen3", "gen3b"):
+        c = fl.clone(name, snap_gen2)
         got[name] = collect(c)
         c.quit()
     print("[fork] %d clones in %.1fs" % (len(got), time.monotonic() - t0), flush=True)
@@ -85,7 +86,7 @@ def fork_all(fl, t0):
 
 def evaluate(got, hs0):
     out = []
-    depth = {"a": 1, "b": 1, "c": 1, "a2": 2, "a2b": 2, "a3": 3, "a3b": 3, "d": 0, "e": 0}
+    depth = {"fresh1": 1, "fresh2": 1, "fresh3": 1, "gen2": 2, "gen2b": 2, "gen3": 3, "gen3b": 3, "same1": 0, "same2": 0}
     # Console logs start at the restore, so they hold this restore's line only;
     # dmesg is guest RAM and keeps one line per fork of the whole chain.
     want_console = {n: (1 if d else 0) for n, d in depth.items()}
@@ -99,9 +100,9 @@ def evaluate(got, hs0):
            for n, d in depth.items() if got[n]["unchanged"] != (0 if d else 1)]
     out.append(("notify-unchanged", bad))
 
-    fresh = ("a", "b", "c")
+    fresh = ("fresh1", "fresh2", "fresh3")
     for iface in IFACES:
-        first = min(got["a"]["recs"])  # the first request each clone got after its restore
+        first = min(got["fresh1"]["recs"])  # the first request each clone got after its restore
         bad = ["%s/%s record%s %s" % (x, y, "s" if len(r) > 1 else "",
                                       ",".join("%d%s" % (n, " (1st after restore)" if n == first else "")
                                                for n in r))
@@ -110,8 +111,8 @@ def evaluate(got, hs0):
         out.append(("diverge-" + iface, ["identical across fresh-GUID clones: " + "; ".join(bad)]
                     if bad else []))
     for iface in IFACES:
-        n = [k for k in got["d"]["recs"] if got["d"]["recs"][k][0] == iface]
-        s = same(got["d"], got["e"], iface)
+        n = [k for k in got["same1"]["recs"] if got["same1"]["recs"][k][0] == iface]
+        s = same(got["same1"], got["same2"], iface)
         bad = [] if n and s == sorted(n) else \
             ["same-GUID clones repeated %d of %d records (want all)" % (len(s), len(n))]
         out.append(("control-" + iface, bad))
@@ -121,13 +122,13 @@ def evaluate(got, hs0):
         if got[n]["ping"] != "ok" or not int(got[n]["hs"]) > int(hs0):
             bad.append("%s (new GUID): ping %s, handshake %s -> %s, want a new one"
                        % (n, got[n]["ping"], hs0, got[n]["hs"]))
-    for n in ("d", "e"):
+    for n in ("same1", "same2"):
         if got[n]["ping"] != "ok" or got[n]["hs"] != hs0:
             bad.append("%s (same GUID): ping %s, handshake %s -> %s, want unchanged"
                        % (n, got[n]["ping"], hs0, got[n]["hs"]))
     out.append(("wireguard", bad))
 
-    members = ("a", "a2", "a2b", "a3", "a3b")
+    members = ("fresh1", "gen2", "gen2b", "gen3", "gen3b")
     seen, bad = {}, []
     for m in members:
         for n, (iface, v) in sorted(got[m]["recs"].items()):

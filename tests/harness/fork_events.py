@@ -71,10 +71,10 @@ def main(a):
         if not any(l.startswith("# ready") for l in ready):
             print("FAIL fork-events-wake: pollers never started: %s" % " | ".join(ready))
             return 1
-        (a, _, tsa, fea), snap_a = restore(fl, "a", snap, "auto", then_start=True)
-        (d, cd, _, fed), _ = restore(fl, "d", snap, guid)
-        (a2, _, ts2, _), snap_a2 = restore(fl, "a2", snap_a, "auto", then_start=True)
-        (a3, c3, ts3, fe3), _ = restore(fl, "a3", snap_a2, "auto")
+        (a, _, tsa, fea), snap_a = restore(fl, "fresh", snap, "auto", then_start=True)
+        (d, cd, _, fed), _ = restore(fl, "same", snap, guid)
+        (a2, _, ts2, _), snap_a2 = restore(fl, "gen2", snap_a, "auto", then_start=True)
+        (a3, c3, ts3, fe3), _ = restore(fl, "gen3", snap_a2, "auto")
     for ts in (tsa, ts2, ts3):
         if "reseed" in ts and "woke" in ts:
             lat.append((ts["woke"] - ts["reseed"]) * 1000)
@@ -85,7 +85,7 @@ def main(a):
     n = str(POLLERS)
     check("fork-events-wake", a.get("woke") == n and a.get("after") == "1" and a.get("before") == "0",
           "new GUID: want %s/%s pollers woken, count 0 -> 1; got %s" % (n, n, fea))
-    woke = {k: (v.get("woke"), v.get("errors")) for k, v in (("a", a), ("a2", a2), ("a3", a3))}
+    woke = {k: (v.get("woke"), v.get("errors")) for k, v in (("fresh", a), ("gen2", a2), ("gen3", a3))}
     check("fork-events-many-pollers", all(w == (n, "0") for w in woke.values()),
           "%s pollers (half uid 65534) must all wake on every restore of the chain: "
           "(woke, errors) %s" % (n, woke))
@@ -93,7 +93,7 @@ def main(a):
           "same GUID: want no poller back within %ds and count 0; got %s, COUNT %s"
           % (QUIET_S, fed, cd))
     check("fork-events-chain", c3 == "3" and a2.get("after") == "2" and a3.get("after") == "3",
-          "three restores must read 3; got %s (a2 after=%s)" % (fe3, a2.get("after")))
+          "three restores must read 3; got %s (gen2 after=%s)" % (fe3, a2.get("after")))
     for line in out:
         print(line)
     if lat:

@@ -53,13 +53,9 @@ def main(a):
         snap = src.snapshot(fl.snapfile("src"))
         guid = src.guid()
         src.quit()
-        got = {}
-        for name, g in (("a", "auto"), ("b", "auto"), ("d", guid), ("e", guid)):
-            c = fl.clone(name, snap, g)
-            got[name] = tails(c)
-            c.quit()
+        got = fl.pairs(snap, guid, tails)
     for iface in IFACES:
-        a, b, d, e = (got[n][iface] for n in "abde")
+        a, b, d, e = (got[n][iface] for n in ("fresh1", "fresh2", "same1", "same2"))
         out.append(("long-read-diverge-" + iface, a[0] != b[0],
                     "new GUIDs, same last MiB %s (reads took %s, %s)" % (a[0], a[1], b[1])))
         out.append(("long-read-control-" + iface, d[0] == e[0],

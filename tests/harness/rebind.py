@@ -156,20 +156,20 @@ def main(a):
             base = int(u.value("forks", "FORKS")), 0
             snap2 = u.snapshot(fl.snapfile("bound%d" % t))
             got = {n: clone(fl, n + str(t), snap2, g, name == "nowatch", base)
-                   for n, g in (("a", "auto"), ("b", "auto"), ("c", guid), ("d", guid))}
-            if all(got["c"][0][n] == got["d"][0][n] for n in got["c"][0]):
+                   for n, g in (("fresh1", "auto"), ("fresh2", "auto"), ("same1", guid), ("same2", guid))}
+            if all(got["same1"][0][n] == got["same2"][0][n] for n in got["same1"][0]):
                 break
             print("[%s] the control pair differed: snapshot %d of at most %d"
                   % (name, t + 1, TRIES), flush=True)
         u.quit()
-    fresh = sum(got["a"][0][n] == got["b"][0][n] for n in got["a"][0])
-    same = sum(got["c"][0][n] == got["d"][0][n] for n in got["c"][0])
-    out.append((name + "-forks-detected", fresh == 0 and [got[n][1:] for n in "ab"] == [(1, 1)] * 2,
+    fresh = sum(got["fresh1"][0][n] == got["fresh2"][0][n] for n in got["fresh1"][0])
+    same = sum(got["same1"][0][n] == got["same2"][0][n] for n in got["same1"][0])
+    out.append((name + "-forks-detected", fresh == 0 and [got[n][1:] for n in ("fresh1", "fresh2")] == [(1, 1)] * 2,
                 "after " + up + ", new GUIDs: %d of %d records alike, forks/reseed lines %s (want 0, 1/1 each)"
-                % (fresh, NREC, [got[n][1:] for n in "ab"])))
-    out.append((name + "-control", same == NREC and [got[n][1:] for n in "cd"] == [(0, 0)] * 2,
+                % (fresh, NREC, [got[n][1:] for n in ("fresh1", "fresh2")])))
+    out.append((name + "-control", same == NREC and [got[n][1:] for n in ("same1", "same2")] == [(0, 0)] * 2,
                 "same GUID: %d of %d alike, forks/reseed lines %s (want all, 0/0)"
-                % (same, NREC, [got[n][1:] for n in "cd"])))
+                % (same, NREC, [got[n][1:] for n in ("same1", "same2")])))
     for test, ok, why in out:
         print("PASS %s (%s)" % (test, why) if ok else "FAIL %s: %s" % (test, why))
     return 0 if all(ok for _, ok, _ in out) else 1
