@@ -30,6 +30,13 @@ COMMANDS = (
     ("unit", "unit", "console fixtures and the pipeline table (no QEMU)"),
     ("test", "pipeline", "make test: every phase of the pipeline, in order"),
 )
+# Options are the interface; these stay only because make passes them on.
+ENVIRONMENT = """environment (what make passes through):
+  VMFORK_OBJ              default of --obj (make test-debug: build/obj-debug)
+  ONLY                    default of 'test --only' (make test ONLY="fork storm")
+  ROUNDS, UML_ROUNDS, CLOCK  defaults of bench-rng's --rounds, --uml-rounds, --clock
+  BUILD                   the build directory shared with scripts/ (default build/)
+"""
 ERRORS = (fleet.GuestError, TimeoutError, ConnectionError, RuntimeError, OSError)
 
 
@@ -42,7 +49,7 @@ def parser():
                         help="skip the KVM probe (default: probe once, cached in build/accel)")
     common.add_argument("--keep-logs", action="store_true",
                         help="keep the fork guests' console logs in build/fork/ even on success")
-    ap = argparse.ArgumentParser(prog="tests/vmtest", description=__doc__,
+    ap = argparse.ArgumentParser(prog="tests/vmtest", description=__doc__, epilog=ENVIRONMENT,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     for name, module, what in COMMANDS:
