@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by every gate in checks/; sourced, never run.
 #
 # Gate contract (all gates alike):
@@ -8,6 +9,7 @@
 # Output: one line per finding "file:line: message", one summary line
 # "<gate>: ...", then "PASS <gate>" or "FAIL <gate>: why" followed by how to
 # reproduce by hand. Exit 0 on pass, 1 on new findings, 2 if the gate broke.
+# shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
 GATE=${0##*/}
 CHECK_TREE=${1:-${CHECK_TREE:-$BUILD/check/linux}}
@@ -55,6 +57,7 @@ ensure_obj() {
 	say "building $CHECK_OBJ at base with build/obj's config (slow once, incremental afterwards)" >&2
 	mkdir -p "$CHECK_OBJ" && cp "$cfg" "$CHECK_OBJ/.config" && cp "$cfg" "$CHECK_OBJ/.config.project"
 	# Minutes when cold: watch_kmake says how far it got every 30 s.
+	# shellcheck disable=SC2015 # either step failing is the failure
 	kmake olddefconfig >/dev/null &&
 		watch_kmake "$CHECK_OBJ" "$CHECK_OBJ/build.log" "building the base" "" -j"$(nproc)" vmlinux >&2 ||
 		{ tail -20 "$CHECK_OBJ/build.log"; echo "FAIL $GATE: base does not build in $CHECK_OBJ"; exit 2; }
@@ -128,6 +131,7 @@ objs_diag() {
 	# Their directories, not the objects: kbuild compiles a named object
 	# even outside the config, a directory only what the config asks for.
 	touch "$WORK/dirs-start"
+	# shellcheck disable=SC2046 # the objects' directories, one word each
 	kmake -k -j"$(nproc)" $(printf '%s\n' "${objs[@]}" | sed 's|[^/]*$||' | sort -u) >"$WORK/plain.log" 2>&1
 	mapfile -t objs < <(built "${objs[@]}")
 	[ ${#objs[@]} -gt 0 ] || return 0

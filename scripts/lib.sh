@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for the scripts in this directory; sourced, never run.
 # Every script prints one line per step and fails with a message naming the fix.
 
@@ -14,7 +15,9 @@ PROJECT_NAME=vmfork
 PROJECT_EMAIL=vmfork@example.org
 T0=${T0:-$(date +%s)}
 # The base kernel's tree and build (scripts/build-stock).
+# shellcheck disable=SC2034 # for the scripts that source this
 STOCK_TREE=$BUILD/stock
+# shellcheck disable=SC2034 # for the scripts that source this
 STOCK_OBJ=$BUILD/obj-stock
 
 say() { printf '[%s %4ss] %s\n' "${0##*/}" "$(( $(date +%s) - T0 ))" "$*"; }
@@ -65,6 +68,7 @@ series_patch_ids() {
 ccache_env() {
 	export CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=1
 	export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
+	# shellcheck disable=SC2034 # read by kmake in the scripts that source this
 	command -v ccache >/dev/null && MAKE_CC="CC=ccache gcc HOSTCC=ccache gcc" || MAKE_CC=
 }
 
@@ -81,8 +85,10 @@ progress() {
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 1
 		t=$((t + 1))
-		[ $((t % 25)) = 0 ] && kill -0 "$pid" 2>/dev/null &&
+		if [ $((t % 25)) = 0 ] && kill -0 "$pid" 2>/dev/null; then
+			# shellcheck disable=SC2059 # fmt is the caller's printf format
 			say "$(printf "$fmt" "$(eval "$cmd")" "$arg")"
+		fi
 	done
 	return 0
 }

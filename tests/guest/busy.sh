@@ -16,6 +16,7 @@ start)
 status)
 	rx=$(nsenter -t "$(cat /tmp/wgpair.a)" -n cat /proc/net/dev | awk '/wga:/ { print $3 }')
 	live=0
+	# shellcheck disable=SC2013 # one pid a line: words are lines
 	for p in $(cat /tmp/busy.pids); do kill -0 "$p" 2>/dev/null && live=$((live + 1)); done
 	echo "RX ${rx:-none} LOAD $live"
 	;;

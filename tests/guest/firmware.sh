@@ -1,7 +1,9 @@
 #!/bin/sh
 # Malformed firmware (tests/host/firmware): what the vmgenid driver made of
 # the device, and whether the RNG works whatever it decided.
+# shellcheck source=tests/guest/ktap.sh
 . /tests/ktap.sh
+# shellcheck disable=SC2010 # device names: busybox ls, no odd characters
 bound=$(ls /sys/bus/platform/drivers/vmgenid 2>/dev/null | grep ':' | head -1)
 echo "VMGENID-BOUND ${bound:-none}"
 dmesg | grep -i 'vmgenid\|VMFK0001' | sed 's/^/VMGENID-LOG /'

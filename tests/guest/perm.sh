@@ -2,6 +2,7 @@
 # Permissions: neither root nor an unprivileged user can write fork_events
 # (the only file the series adds), and trying does not count as a fork.
 F=/proc/sys/kernel/random/fork_events
+# shellcheck source=tests/guest/ktap.sh
 . /tests/ktap.sh
 if [ ! -e $F ]; then
 	skip fork-events-perm "$F not present"

@@ -3,7 +3,7 @@
 # of getrandom(2) (tests/guest/rngbench.c) and, when this kernel's probe
 # module is in the initramfs, of get_random_u32()/u64() in the kernel.
 rngbench 0.2 >/dev/null
-for i in 1 2 3; do
+for _ in 1 2 3; do
 	rngbench 1
 done
 if [ -f /lib/vmfork/rngprobe.ko ]; then

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Boot smoke test: the vmgenid driver bound to QEMU's device (its probe
 # mixes the initial ID into the RNG before it can bind) and the RNG is up.
+# shellcheck source=tests/guest/ktap.sh
 . /tests/ktap.sh
+# shellcheck disable=SC2010 # device names: busybox ls, no odd characters
 dev=$(ls /sys/bus/platform/drivers/vmgenid 2>/dev/null | grep -i 'vgid\|vm_gen\|vmgenctr' | head -1)
 if [ -n "$dev" ]; then
 	ok vmgenid-bound "($dev)"

@@ -35,6 +35,7 @@ setup)
 	ip link set wgb netns "$(cat $st.b)" || exit 1
 	ns a ip addr add 10.99.0.1/24 dev wga; ns a ip link set wga up
 	ns b ip addr add 10.99.0.2/24 dev wgb; ns b ip link set wgb up
+	# shellcheck disable=SC2015 # setup failing at any step is the failure
 	ns a ping -c1 -W5 10.99.0.2 >/dev/null && echo "SETUP ok" || { echo "SETUP fail"; exit 1; }
 	;;
 hs)
