@@ -37,15 +37,11 @@ checkout() {
 }
 short() { git -C "$CHECK_TREE" log -1 --format='%h ("%s")' "$1"; }
 
-# One kernel make at a time on this machine: every make takes the build lock.
-# The kernel Makefile unexports LC_ALL: set LANG too, so that gcc quotes
-# with ASCII whatever the caller's locale (findings compare as text).
+# kmake (scripts/lib.sh) builds in the scratch worktree, out of tree in
+# CHECK_OBJ (a gate that switches CHECK_OBJ sets KOBJ with it), each make
+# under the kernel-build lock.
 ccache_env
-kmake() {
-	flock -n "$BUILD/.kbuild.lock" true || say "waiting for the build lock (another kernel build runs)" >&2
-	LANG=C LC_CTYPE=C LC_MESSAGES=C flock "$BUILD/.kbuild.lock" make -s -C "$CHECK_TREE" O="$CHECK_OBJ" ARCH=x86_64 \
-		${MAKE_CC:+CC="ccache gcc" HOSTCC="ccache gcc"} "$@"
-}
+KSRC=$CHECK_TREE KOBJ=$CHECK_OBJ
 # The O= dir must be configured and built once (at BASE) before object
 # builds mean anything. Its config is the project's: build/obj's .config
 # (made by scripts/build from configs/), refreshed with olddefconfig.

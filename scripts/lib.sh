@@ -96,6 +96,37 @@ progress() {
 # watch_kmake OBJ LOG LABEL TOTAL ARGS...: the caller's kmake ARGS in the
 # background, output in LOG, with a line every 30 s counting the objects
 # compiled in OBJ so far (of about TOTAL, if known); returns make's status.
+# The kernel-build lock: one kernel make at a time on this 2-core machine
+# (gates, benchmarks and developers share it).
+KBUILD_LOCK=$BUILD/.kbuild.lock
+# kbuild_lock: hold it until this script exits; its children see
+# VMFORK_KBUILD_LOCKED and do not wait for it again.
+kbuild_lock() {
+	[ -z "${VMFORK_KBUILD_LOCKED-}" ] || return 0
+	exec 9>"$KBUILD_LOCK"
+	flock -n 9 || { say "waiting for the build lock (another kernel build runs)" >&2; flock 9; }
+	export VMFORK_KBUILD_LOCKED=1
+}
+# kmake ARGS...: one make of the kernel tree $KSRC, out of tree in $KOBJ,
+# for $KARCH (default x86_64), through ccache (ccache_env); it takes the
+# lock for just this make unless the script holds it. The kernel Makefile
+# unexports LC_ALL: LANG too, so that gcc quotes with ASCII whatever the
+# locale (the gates compare findings as text).
+kmake() {
+	local lock=()
+	if [ -z "${VMFORK_KBUILD_LOCKED-}" ]; then
+		flock -n "$KBUILD_LOCK" true || say "waiting for the build lock (another kernel build runs)" >&2
+		lock=(flock "$KBUILD_LOCK")
+	fi
+	LANG=C LC_CTYPE=C LC_MESSAGES=C "${lock[@]}" make -s -C "$KSRC" O="$KOBJ" ARCH="${KARCH:-x86_64}" \
+		SUBARCH=x86_64 ${MAKE_CC:+CC="ccache gcc" HOSTCC="ccache gcc"} "$@"
+}
+# cpio_of DIR OUT: DIR as an initramfs archive, sorted and owned by root,
+# so that the same files make the same bytes.
+cpio_of() {
+	(cd "$1" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$2"
+}
+
 watch_kmake() {
 	local obj=$1 log=$2 label=$3 total=$4 pid
 	shift 4

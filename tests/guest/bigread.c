@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 	pthread_t a, b;
 	cpu_set_t all;
 
-	/* recsrv, which runs this, is pinned to CPU 0: a reader per CPU. */
+	/* record-server, which runs this, is pinned to CPU 0: a reader per CPU. */
 	CPU_ZERO(&all);
 	CPU_SET(0, &all);
 	CPU_SET(1, &all);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Fork storm, guest side.
-#   storm start  - every CPU busy on the RNG (hammer: getrandom, urandom, vDSO),
+#   storm start  - every CPU busy on the RNG (rng-load: getrandom, urandom, vDSO),
 #                  and a poller that re-arms after each wake-up; its lines
 #                  ("# ready: ... count N", "fork_events before=.. after=..")
 #                  go to /tmp/storm.log
@@ -11,8 +11,8 @@
 F=/proc/sys/kernel/random/fork_events
 case "$1" in
 start)
-	hammer >/dev/null 2>&1 </dev/null &
-	echo $! >/tmp/storm.hammer
+	rng-load >/dev/null 2>&1 </dev/null &
+	echo $! >/tmp/storm.load
 	( while :; do
 		fork_events --wait-fork 600000 --pollers 1
 	  done ) >>/tmp/storm.log 2>&1 </dev/null &
@@ -21,7 +21,7 @@ start)
 	;;
 pause | resume)
 	sig=STOP; [ "$1" = resume ] && sig=CONT
-	kill -$sig "$(cat /tmp/storm.hammer)" && echo "LOAD $1d"
+	kill -$sig "$(cat /tmp/storm.load)" && echo "LOAD $1d"
 	;;
 report)
 	# The poller re-arms after each wake-up, which is slow with every CPU

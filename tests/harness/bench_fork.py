@@ -1,6 +1,6 @@
 """make bench-fork: random outputs repeated across clones, stock vs patched.
 
-Per kernel: boot the busy probe (tests/guest/busyprobe.c, with the in-kernel
+Per kernel: boot the busy probe (tests/guest/serve/busy-probe.c, with the in-kernel
 get_random_u32()/u64() consumers of tests/kmod/rngprobe.c), stop it while
 its consumers run and snapshot it, read each consumer's sequence number from the paused
 source (HMP x/xp: the exact snapshot point; the guest is stopped first), restore pairs of clones, and

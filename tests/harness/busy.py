@@ -1,7 +1,7 @@
 """Busy consumers across a fork: the machinery of make bench-fork and of
 the window phase of make test.
 
-Per kernel: boot the busy probe (tests/guest/busyprobe.c, with the in-kernel
+Per kernel: boot the busy probe (tests/guest/serve/busy-probe.c, with the in-kernel
 get_random_u32()/u64() consumers of tests/kmod/rngprobe.c), stop it while
 its consumers run and snapshot it, read each consumer's sequence number from
 the paused source (HMP x/xp: the exact snapshot point), restore pairs of

@@ -4,7 +4,7 @@ A fork is "migrate to a file, then start a new QEMU process with -incoming"
 (../shared/docs/qemu-vmgenid.md): only a new process writes a new vmgenid
 GUID. Every guest here is built by qemu.qemu_argv so source and clones match.
 Each guest has its console in a file and its ttyS1 on a unix socket where
-the guest's record server (tests/guest/recsrv.c) or probe answers.
+the guest's record server (tests/guest/serve/record-server.c) or probe answers.
 """
 import os
 import shutil
@@ -224,7 +224,7 @@ class Fleet:
         self.guests, self.files = [], []
         self.keep = KEEP
 
-    def boot(self, name, serve="records", ready="RECSRV-READY", timeout=120, append=""):
+    def boot(self, name, serve="records", ready="RECORD-SERVER-READY", timeout=120, append=""):
         g = Guest(self, name, serve=serve, append=append)
         g.wait_console(ready, timeout)
         return g

@@ -6,11 +6,11 @@
  *
  * By default two kthreads, one per CPU, call get_random_u32() and
  * get_random_u64() in a loop and store output i in a ring tagged i + 1,
- * as tests/guest/busyprobe.c does for userspace. The physical addresses
+ * as tests/guest/serve/busy-probe.c does for userspace. The physical addresses
  * of their counters are in the seq_phys parameter so that the host can
  * read them from the paused VM (HMP xp) at the snapshot point; setting
  * the stop parameter halts both; /proc/rngprobe gives the rings to
- * busyprobe (slot i of ring k at offset (k * RING + i) * 16).
+ * busy-probe (slot i of ring k at offset (k * RING + i) * 16).
  *
  * With bench_ms=N it instead times get_random_u32() and get_random_u64()
  * for N ms each, bench_rounds times in turn, and logs one
@@ -91,7 +91,7 @@ static int consume(void *arg)
 		}
 		v = k ? get_random_u64() : get_random_u32();
 		ring[i % RING].val = v;
-		/* The tag last: busyprobe trusts a slot whose tag matches. */
+		/* The tag last: busy-probe trusts a slot whose tag matches. */
 		smp_store_release(&ring[i % RING].tag, i + 1);
 		smp_store_release(&seqs[k], i + 1);
 		cond_resched();

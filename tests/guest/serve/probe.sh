@@ -3,5 +3,5 @@
 # in the kernel too when this kernel's probe module is in the initramfs;
 # like records.sh it never returns, the host quits QEMU.
 [ -f /lib/vmfork/rngprobe.ko ] && insmod /lib/vmfork/rngprobe.ko
-busyprobe /dev/ttyS1 &
+busy-probe /dev/ttyS1 &
 while :; do sleep 3600; done

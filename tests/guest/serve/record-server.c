@@ -1,7 +1,7 @@
 /*
  * Record server for the fork harness, on a serial line (default /dev/ttyS1).
  *
- * Proves, together with tests/fork/run, that outputs produced after a VM
+ * Proves, together with tests/harness/fork.py, that outputs produced after a VM
  * restore differ between clones with fresh vmgenid GUIDs and repeat between
  * clones with the source's GUID. Each request line gets exactly one numbered
  * record, so at most the record being written at snapshot time is pre-fork:
@@ -134,7 +134,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	setvbuf(tty, NULL, _IOLBF, 0);
-	printf("RECSRV-READY %s vdso=%s\n", dev, vstate ? "yes" : "no");
+	printf("RECORD-SERVER-READY %s vdso=%s\n", dev, vstate ? "yes" : "no");
 	fflush(stdout);
 	while (fgets(line, sizeof(line), in)) {
 		line[strcspn(line, "\r\n")] = 0;

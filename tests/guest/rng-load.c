@@ -1,7 +1,7 @@
 /*
  * Load for the concurrency test: on every CPU, one thread each loops on
  * getrandom(2), read(/dev/urandom) and vDSO getrandom (when the kernel has
- * it), pinned, forever. Prints "HAMMER cpus=N vdso=0|1" once started.
+ * it), pinned, forever. Prints "RNG-LOAD cpus=N vdso=0|1" once started.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -69,7 +69,7 @@ int main(void)
 			pthread_create(&th, NULL, loop, j);
 		}
 	}
-	printf("HAMMER cpus=%ld vdso=%d\n", n, vdso);
+	printf("RNG-LOAD cpus=%ld vdso=%d\n", n, vdso);
 	fflush(stdout);
 	pause();
 	return 0;
