@@ -93,7 +93,7 @@ compare() {
 # Paths relative to the tree: make prints them absolute or relative to O=.
 relpaths() { sed -e "s|$CHECK_TREE/||g" -e "s|^$(realpath -m --relative-to="$CHECK_OBJ" "$CHECK_TREE")/||"; }
 
-# Object gates (sparse, w1, coccinelle): the objects of the touched .c
+# Object gates (sparse, extra-warnings, coccinelle): the objects of the touched .c
 # files that exist at commit $1, except userspace programs (tools/,
 # scripts/, samples/, usr/): they are not kernel objects, their own
 # Makefiles build them.

@@ -8,6 +8,8 @@
 #                        "COUNT n" (the file's value now)
 # When they return, a kmsg line is logged so that the host can measure the
 # delay from the kernel's reseed line to the wake-up on the same clock.
+# shellcheck source=tests/guest/messages.sh
+. /tests/messages.sh
 F=/proc/sys/kernel/random/fork_events
 case "$1" in
 count)
@@ -17,7 +19,7 @@ start)
 	# Before "crng init done" a fork is not logged as a reseed (nothing to
 	# reseed yet): wait for it so that every fork here is a real reseed.
 	i=0
-	while ! dmesg | grep -q 'crng init done' && [ $i -lt 300 ]; do
+	while ! dmesg | grep -q "$CRNG_READY" && [ $i -lt 300 ]; do
 		sleep 0.1; i=$((i + 1))
 	done
 	rm -f /tmp/fe.out /tmp/fe.done
@@ -42,7 +44,7 @@ result)
 		echo "FE pending"
 	fi
 	echo "COUNT $(cat $F 2>/dev/null || echo missing)"
-	dmesg | grep -E 'crng reseeded due to virtual machine fork|fepoll: pollers returned' |
+	dmesg | grep -E "$RESEED|fepoll: pollers returned" |
 		tail -2 | sed 's/^/KMSG /'
 	;;
 esac

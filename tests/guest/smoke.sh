@@ -15,8 +15,10 @@ if [ -r /proc/sys/kernel/random/boot_id ] && head -c 16 /dev/urandom | od -An -t
 else
 	fail rng-readable "cannot read /dev/urandom"
 fi
-if dmesg | grep -q 'crng init done'; then
+# shellcheck source=tests/guest/messages.sh
+. /tests/messages.sh
+if dmesg | grep -q "$CRNG_READY"; then
 	ok crng-init-done
 else
-	fail crng-init-done "no 'crng init done' in dmesg"
+	fail crng-init-done "no '$CRNG_READY' in dmesg"
 fi

@@ -4,19 +4,20 @@ Guest tests report in KTAP (Documentation/dev-tools/ktap.rst), as KUnit
 and the kselftests do: tests/guest/init prints one subtest per guest
 script, each script one result line per check. parse() turns a console
 log into results; splats() finds kernel bugs; the kernel messages the
-tests look for are named here, next to the code that prints them.
+tests look for come from tests/guest/messages.sh, which the guest uses too.
 """
+import os
 import re
 from collections import namedtuple
 
 # A leaf result; status is PASS, FAIL or SKIP; path is its parents' names.
 Result = namedtuple("Result", "status name detail path")
 
-# drivers/char/random.c and drivers/virt/vmgenid.c
-RESEED = "crng reseeded due to virtual machine fork"
-UNCHANGED = "notified, but the generation ID did not change"
-NOTIFIED_ONLY = "forks are acted upon when notified only"
-CRNG_READY = "crng init done"
+# The kernel's messages, shared with the guest scripts that grep dmesg.
+with open(os.path.join(os.path.dirname(__file__), "..", "guest", "messages.sh")) as _f:
+    _MSG = dict(re.findall(r'^([A-Z_]+)="([^"]*)"$', _f.read(), re.M))
+RESEED, CRNG_READY = _MSG["RESEED"], _MSG["CRNG_READY"]
+UNCHANGED, NOTIFIED_ONLY = _MSG["UNCHANGED"], _MSG["NOTIFIED_ONLY"]
 # tests/guest/init: the guest ran every test it was given.
 DONE = "VMFORK-DONE"
 

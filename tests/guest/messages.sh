@@ -1,0 +1,9 @@
+# shellcheck shell=sh disable=SC2034 # read by the scripts that source this
+# The kernel's messages that the tests look for, in one place: guest
+# scripts source this file, tests/harness/console.py reads it.
+# drivers/char/random.c
+RESEED="crng reseeded due to virtual machine fork"
+CRNG_READY="crng init done"
+# drivers/virt/vmgenid.c
+UNCHANGED="notified, but the generation ID did not change"
+NOTIFIED_ONLY="forks are acted upon when notified only"
