@@ -2,7 +2,7 @@
 
 Busy consumers (getrandom, /dev/urandom, the vDSO, in-kernel get_random_u32()
 and get_random_u64()) run across a stopped snapshot; pairs of clones are
-restored from it and their outputs after the snapshot compared (tests/fork/
+restored from it and their outputs after the snapshot compared (tests/harness/
 busy.py). Requires, per interface:
   stock, new GUIDs     every pair repeats something (the window this series
                        closes); per consumer it varies with what drew first
