@@ -34,8 +34,8 @@ test:  ## every gate and test (its first phase installs packages); ends with 'N 
 	@command -v python3 >/dev/null || scripts/deps; tests/vmtest test
 test-debug: tree  ## fork tests on a lockdep/KASAN/UBSAN kernel (slow)
 	@tests/run-debug
-bench-fork: build build-stock initramfs  ## duplicated outputs across clones (user and in-kernel consumers): stock vs patched
-	@tests/vmtest bench-fork
+bench-fork: build build-stock initramfs  ## duplicated outputs across clones (user and in-kernel consumers): stock vs patched; ARGS="--pairs 5 ..." (tests/vmtest bench-fork --help)
+	@tests/vmtest bench-fork $(ARGS)
 bench-rng: build build-stock initramfs  ## getrandom(2) and get_random_u32/u64() throughput: patched/stock ratios
 	@tests/vmtest bench-rng
 send: tree  ## gates, smoke test, then write the submission with b4 (never sent); AUTHOR="Name <email>" to sign it

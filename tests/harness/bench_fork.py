@@ -15,6 +15,7 @@ getrandom() loop (nothing else enters the kernel's RNG, so only the
 notification or the vDSO itself can act on the fork), snapshotted at the
 late uptime only (--no-vdso skips it, --no-busy the busy guest instead).
 """
+import argparse
 import os
 import sys
 import time
@@ -33,7 +34,8 @@ def add_args(p):
         p.add_argument("--pairs-" + k, type=int, help="fresh-GUID pairs on the %s kernel only" % k)
         p.add_argument("--vdso-pairs-" + k, type=int, help="vDSO-only pairs on the %s kernel only" % k)
     p.add_argument("--control", type=int, default=2, help="same-GUID pairs per snapshot (default %(default)s)")
-    p.add_argument("--kernels", default="stock patched", help="which kernels (default '%(default)s')")
+    p.add_argument("--kernels", default="stock patched", type=kernels,
+                   help="which kernels, 'stock' and/or 'patched' (default '%(default)s')")
     p.add_argument("--late", type=float, default=125,
                    help="uptime of the late snapshot, s; 0: none (default %(default)s)")
     p.add_argument("--outputs", type=int, default=4096,
@@ -42,9 +44,19 @@ def add_args(p):
     p.add_argument("--no-vdso", action="store_true", help="skip the vDSO-only guest")
 
 
+def kernels(text):
+    names = text.split()
+    if not names or set(names) - {"stock", "patched"}:
+        raise argparse.ArgumentTypeError("'%s': say stock, patched or both" % text)
+    return text
+
+
 def fresh_pairs(kernel, vdso=False):
-    prefix = "vdso_pairs" if vdso else "pairs"
-    return (getattr(A, "%s_%s" % (prefix, kernel), None) or (vdso and A.vdso_pairs) or A.pairs)
+    for n in (getattr(A, "%s_%s" % ("vdso_pairs" if vdso else "pairs", kernel)),
+              A.vdso_pairs if vdso else None, A.pairs):
+        if n is not None:  # 0 is a number of pairs
+            return n
+    return A.pairs
 
 
 def table(title, results, ifaces):

@@ -196,9 +196,10 @@ def emulated():
 
 def add_args(p):
     env = os.environ.get
-    p.add_argument("--rounds", type=int, default=int(env("ROUNDS", ROUNDS)),
+    # String defaults: argparse converts them, and says so if they are not numbers.
+    p.add_argument("--rounds", type=int, default=env("ROUNDS", str(ROUNDS)),
                    help="QEMU rounds; 0: no -icount table (env ROUNDS, default %(default)s)")
-    p.add_argument("--uml-rounds", type=int, default=int(env("UML_ROUNDS", UML_ROUNDS)),
+    p.add_argument("--uml-rounds", type=int, default=env("UML_ROUNDS", str(UML_ROUNDS)),
                    help="User-Mode Linux rounds; 0: no native table (env UML_ROUNDS, default %(default)s)")
     p.add_argument("--clock", choices=("icount", "host"), default=env("CLOCK", CLOCK),
                    help="how TCG guests are timed (env CLOCK, default %(default)s)")

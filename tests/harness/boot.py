@@ -46,7 +46,8 @@ def run(tests, obj=None, initrd=None, timeout=180, log=None, guid="auto", append
     print("[boot] %s in %.1fs, console log %s" %
           ("guest finished" if ok else "guest FAILED", time.monotonic() - t0, log))
     if not ok:
-        print("FAIL boot: " + why)
+        # Shown: a FAIL of its own; else the caller reports the failure.
+        print(("FAIL boot: " if show else "[boot] ") + why)
         print(qemu.tail(log))
     return ok, results
 

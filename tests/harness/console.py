@@ -37,19 +37,27 @@ _PLAN = re.compile(r"^1\.\.(\d+)$")
 class Test:
     """One KTAP test: its result line, its plan and its subtests."""
 
-    def __init__(self, name="", depth=-1):
-        self.name, self.depth = name, depth
+    def __init__(self, name="", depth=-1, document=False):
+        # document: opened by a version line (it has, or should have, subtests)
+        self.name, self.depth, self.document = name, depth, document
         self.status, self.detail = None, ""
         self.plan, self.subtests, self.errors = None, [], []
 
     def leaves(self, path=()):
-        """Leaf results in order, then one FAIL per parse error."""
+        """Leaf results in order, then one FAIL per parse error. A subtest
+        without results, or that failed while none of its results did,
+        is a FAIL of its own."""
         out = []
         for t in self.subtests:
-            if t.subtests or t.errors:
-                out += t.leaves(path + (t.name,))
-            else:
+            if not t.document:
                 out.append(Result(t.status, t.name, t.detail, path))
+                continue
+            mine = t.leaves(path + (t.name,))
+            if not t.subtests and not t.errors:
+                mine.append(Result("FAIL", t.name, t.detail or "no results", path))
+            elif t.status == "FAIL" and all(r.status != "FAIL" for r in mine):
+                mine.append(Result("FAIL", t.name, t.detail or "failed", path))
+            out += mine
         out += [Result("FAIL", self.name or "ktap", e, path) for e in self.errors]
         return out
 
@@ -78,7 +86,9 @@ def parse(text):
     parent's. Lines that are not KTAP (kernel messages, diagnostics, a
     guest program's output) are skipped wherever they come. A plan that
     the results do not meet is a parse error, and so is a subtest left
-    without its result line (a guest that died mid-test).
+    without its result line (a guest that died mid-test). Guest scripts
+    print no plan: init's result line for each says whether it stopped,
+    failed or reported nothing.
     """
     root = Test()
     stack = [root]
@@ -95,7 +105,7 @@ def parse(text):
             _close(stack.pop())
         cur = stack[-1]
         if version:
-            t = Test(depth=indent)
+            t = Test(depth=indent, document=True)
             cur.subtests.append(t)
             stack.append(t)
         elif cur is root:
@@ -129,8 +139,9 @@ def _walk(t):
 def _status(m):
     directive = (m.group(4) or "").strip()
     name = (m.group(3) or "").strip() or "test-" + m.group(2)
-    if directive.upper().startswith("SKIP"):
-        return "SKIP", name, directive[4:].strip()
+    skip = re.match(r"SKIP\b\s*(.*)", directive, re.I)
+    if skip:
+        return "SKIP", name, skip.group(1)
     return ("PASS" if m.group(1) == "ok" else "FAIL"), name, directive
 
 

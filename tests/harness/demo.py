@@ -21,7 +21,7 @@ def add_args(p):
                    "this one; unix sockets have a 108-byte limit) and print one PASS/FAIL line")
 
 
-def deep_path():
+def deep_path(a):
     with tempfile.TemporaryDirectory() as tmp:
         d = os.path.join(tmp, DEEP, "vmfork")
         os.makedirs(os.path.dirname(d))
@@ -29,7 +29,9 @@ def deep_path():
         if len(d) < 100:
             print("FAIL fork-demo-deep-path: %s is only %d characters" % (d, len(d)))
             return 1
-        p = subprocess.run(["tests/vmtest", "fork-demo"], cwd=d, capture_output=True, text=True,
+        opts = ["--obj", a.obj] + (["--accel", a.accel] if a.accel else []) + \
+            (["--keep-logs"] if a.keep_logs else [])
+        p = subprocess.run(["tests/vmtest", "fork-demo"] + opts, cwd=d, capture_output=True, text=True,
                            env=dict(os.environ, BUILD=os.path.join(d, "build")))
         out = p.stdout + p.stderr
     print(out, end="")
@@ -61,7 +63,7 @@ def pair(fl, snap, guid, label):
 
 def main(a):
     if a.deep_path:
-        return deep_path()
+        return deep_path(a)
     t0 = time.monotonic()
     with fleet.Fleet(tag="demo") as fl:
         src = fl.boot("src")

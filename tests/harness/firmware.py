@@ -62,10 +62,10 @@ HARMLESS = re.compile(re.escape(console.UNCHANGED) + r"|vDSO getrandom\(\) reads
 def judge(name, expect, bound, text):
     """Why the case failed, or (None, what the driver said)."""
     text = text.replace("\r", "")
-    got = (re.findall(r"VMGENID-BOUND (\S+)", text) or ["none"])[0]
+    got = (re.findall(r"VMGENID-BOUND (\S+)", text) or [None])[0]
     said = [l.split("VMGENID-LOG ", 1)[1] for l in text.splitlines()
             if "VMGENID-LOG " in l and "vmgenid" in l]
-    why = []
+    why = [] if got else ["no VMGENID-BOUND line from the guest"]
     if expect:
         hit = [re.search(": " + expect, l) for l in said]
         hit = [m.group(0)[2:] for m in hit if m]
@@ -78,9 +78,9 @@ def judge(name, expect, bound, text):
             why.append("driver complained: " + odd[0])
     if "Firmware" not in (expect or "") and any("Firmware Bug" in l for l in said):
         why.append("FW_BUG where the firmware is not at fault")
-    if bound and got == "none":
+    if got and bound and got == "none":
         why.append("device not bound")
-    if not bound and got != "none":
+    if got and not bound and got != "none":
         why.append("device bound (%s)" % got)
     return "; ".join(why) or None, hit[0] if hit else "no complaint"
 

@@ -46,14 +46,17 @@ def main(a):
         if any(w in line for w in ("Expected", "EXPECTATION FAILED", "ASSERTION FAILED")):
             print("    " + line.strip())
     bad = [t for t in suite.subtests if t.status != "PASS"]
-    if suite.plan is None:
-        print("FAIL kunit-%s: no KTAP plan (1..N) in the suite; log %s" % (SUITE, log))
+    if not suite.plan or not suite.subtests:
+        print("FAIL kunit-%s: no KTAP plan (1..N, N > 0) in the suite; log %s" % (SUITE, log))
+        bad.append(suite)
+    elif suite.status != "PASS" and not bad:
+        print("FAIL kunit-%s: the suite's result is %s; log %s" % (SUITE, suite.status, log))
         bad.append(suite)
     for e in suite.errors:
         print("FAIL kunit-%s: %s (crash or hang mid-suite?); log %s" % (SUITE, e, log))
         bad.append(suite)
-    if bad or suite.status == "FAIL" or a.parse:
-        return 1 if bad or suite.status == "FAIL" else 0
+    if bad or a.parse:
+        return 1 if bad else 0
     with open(os.path.join(a.obj, ".config")) as f:
         if "CONFIG_VMGENID=y\n" not in f.read():
             # A modular vmgenid is not loaded yet when the built-in suite runs.

@@ -4,7 +4,8 @@
 Each phase is one command; it prints 'PASS name' / 'FAIL name: why' lines
 (console.host_results) and progress lines in brackets, which are shown as
 they come. Everything a phase printed, its exit status and a one-line
-summary are kept in build/results/PHASE/{log,rc,summary}: a failed run can
+summary are kept in build/results/PHASE/{log,rc,summary} (make test-debug:
+build/results-debug/): a failed run can
 be read after the fact, and the final line is the sum of the summaries.
 A phase that exits non-zero without a FAIL line, or that prints a SKIP
 (every phase runs where its feature must exist), counts as a failure.
@@ -76,6 +77,10 @@ def add_args(p):
 def selected(only="", debug=False):
     """The phases to run, in order, joins kept."""
     names = only.split()
+    unknown = set(names) - {n for n, _, _ in PHASES if n != "join"}
+    if unknown:
+        raise ValueError("no such phase: %s (tests/harness/pipeline.py lists them)"
+                         % " ".join(sorted(unknown)))
     out = []
     for name, flags, cmd in PHASES:
         if name == "join":
@@ -90,7 +95,6 @@ class Runner:
     def __init__(self, results):
         self.results = results
         self.lock = threading.Lock()
-        self.totals = []
 
     def say(self, line, buf=None):
         if buf is not None:
@@ -98,6 +102,14 @@ class Runner:
             return
         with self.lock:
             print(line, flush=True)
+
+    def lane(self, todo, buf):
+        """The background lane's phases, one after another."""
+        for name, cmd in todo:
+            try:
+                self.phase(name, cmd, buf)
+            except Exception as e:  # counted at the end: it left no summary
+                self.say("[phase %s: the runner failed: %s]" % (name, e), buf)
 
     def phase(self, name, cmd, buf=None):
         """Run one phase; its lines go to stdout, or to buf (the lane)."""
@@ -140,7 +152,7 @@ class Runner:
         extra = []
         if n["SKIP"]:
             extra.append("FAIL %s: %d test(s) skipped where the feature must exist" % (name, n["SKIP"]))
-        if rc and not n["FAIL"]:
+        if rc and not n["FAIL"] and not n["SKIP"]:
             extra += ["    " + l for l in text.splitlines()[-15:]]
             extra.append("FAIL %s: exit status %d" % (name, rc) if p else
                          "FAIL %s: %s does not exist" % (name, cmd.split()[0]))
@@ -157,13 +169,16 @@ class Runner:
             f.write("%d\n" % rc)
         with open(os.path.join(d, "summary"), "w") as f:
             f.write("%s: %d passed, %d failed, %.0fs\n" % (name, passed, failed, secs))
-        self.totals.append(name)
         self.say("[phase %s: %.0fs]" % (name, secs), buf)
 
 
 def main(a):
     t0 = int(os.environ.get("T0", time.time()))
-    phases = selected(a.only, a.debug)
+    try:
+        phases = selected(a.only, a.debug)
+    except ValueError as e:
+        print("test: %s" % e, file=sys.stderr)
+        return 2
     # make test-debug's results stay beside make test's.
     results = os.path.join(qemu.BUILD, "results-debug" if a.debug else "results")
     if not a.only:
@@ -197,15 +212,20 @@ def main(a):
                 names = " ".join(n for n, _ in queued)
                 run.say("[background: %s, beside the phases up to the next join]" % names)
                 buf, todo = [], list(queued)
-                thread = threading.Thread(target=lambda: [run.phase(n, c, buf) for n, c in todo])
+                thread = threading.Thread(target=run.lane, args=(todo, buf))
                 thread.start()
                 lane, queued = (thread, buf, names), []
             run.phase(name, cmd)
     passed = failed = 0
-    for name in run.totals:
-        with open(os.path.join(results, name, "summary")) as f:
-            m = re.search(r"(\d+) passed, (\d+) failed", f.read())
-        passed, failed = passed + int(m.group(1)), failed + int(m.group(2))
+    for name in [n for n, _, _ in phases if n != "join"]:
+        try:
+            with open(os.path.join(results, name, "summary")) as f:
+                m = re.search(r"(\d+) passed, (\d+) failed", f.read())
+            passed, failed = passed + int(m.group(1)), failed + int(m.group(2))
+        except (OSError, AttributeError):
+            # The runner itself failed there (a full disk, say): never a silent pass.
+            print("FAIL %s: the phase left no summary in %s" % (name, os.path.join(results, name)))
+            failed += 1
     summary = "%d passed, %d failed" % (passed, failed)
     with open(os.path.join(results, "summary"), "w") as f:
         f.write(summary + "\n")

@@ -52,6 +52,18 @@ class ConsoleFixtures(unittest.TestCase):
                          ["PASS a", "FAIL smoke: no result line: the output stopped mid-test",
                           "FAIL ktap: 1 of 2 planned results reported"])
 
+    def test_silent_or_failed_script(self):
+        """A script that reports nothing, or fails with passing results, is a FAIL."""
+        text = ("KTAP version 1\n1..2\n  KTAP version 1\n  # Subtest: quiet\nok 1 quiet\n"
+                "  KTAP version 1\n  # Subtest: smoke\n  ok 1 a\nnot ok 2 smoke # exit status 2\n")
+        self.assertEqual([console.fmt(r) for r in console.results(text)],
+                         ["FAIL quiet: no results", "PASS a", "FAIL smoke: exit status 2"])
+
+    def test_skip_directive(self):
+        text = "KTAP version 1\n1..2\nok 1 a # SKIP no device\nnot ok 2 b # skipped by hand\n"
+        self.assertEqual([console.fmt(r) for r in console.results(text)],
+                         ["SKIP a: no device", "FAIL b: skipped by hand"])
+
     def test_host_lines(self):
         text = "[x] progress\nPASS a\nFAIL b: why: more\nSKIP c: no\nPASSED d\n"
         self.assertEqual([(r.status, r.name, r.detail) for r in console.host_results(text)],
@@ -95,10 +107,16 @@ def main(a):
     suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
     tests = [t for group in suite for t in group]
     res = unittest.TextTestRunner(stream=sys.stderr, verbosity=1).run(suite)
-    bad = {case.id(): why for case, why in res.failures + res.errors}
-    # One line per test for the runner.
+    # One line per test for the runner; a failed subTest (one fixture)
+    # fails its test, named with the fixture.
+    bad = {}
+    for case, why in res.failures + res.errors:
+        test = getattr(case, "test_case", case)
+        bad.setdefault(test.id(), []).append((getattr(case, "_subDescription", lambda: "")(), why))
     for t in tests:
         name = "unit-" + t.id().split(".")[-1].replace("test_", "").replace("_", "-")
-        print("FAIL %s: %s" % (name, bad[t.id()].strip().splitlines()[-1][:200]) if t.id() in bad
-              else "PASS " + name)
+        if t.id() not in bad:
+            print("PASS " + name)
+        for sub, why in bad.get(t.id(), []):
+            print("FAIL %s%s: %s" % (name, sub and " " + sub, why.strip().splitlines()[-1][:200]))
     return 0 if res.wasSuccessful() else 1
