@@ -145,7 +145,7 @@ def compare(x, y):
     return out
 
 
-def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append=""):
+def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", early=EARLY):
     """{column: {iface: [(same, run) per pair]}} and the snapshot notes.
 
     npairs fresh-GUID pairs, split between a snapshot at uptime EARLY and
@@ -169,7 +169,7 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append=""):
             raise fleet.GuestError("%s: the probe found no vDSO getrandom()" % kernel)
         kaddrs = ready.groups()[4:6] if 3 in streams else ()
         guid0 = src.guid()
-        plan = [("early", EARLY, npairs - npairs // 2 if late else npairs)]
+        plan = [("early", early, npairs - npairs // 2 if late else npairs)]
         if late and profile == "vdso-only":
             plan = [("late", late, npairs)]  # the crng reseeds itself often early on
         elif late:
