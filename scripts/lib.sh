@@ -68,7 +68,6 @@ series_patch_ids() {
 ccache_env() {
 	export CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=1
 	export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
-	# shellcheck disable=SC2034 # read by kmake in the scripts that source this
 	command -v ccache >/dev/null && MAKE_CC="CC=ccache gcc HOSTCC=ccache gcc" || MAKE_CC=
 }
 
@@ -93,9 +92,6 @@ progress() {
 	return 0
 }
 
-# watch_kmake OBJ LOG LABEL TOTAL ARGS...: the caller's kmake ARGS in the
-# background, output in LOG, with a line every 30 s counting the objects
-# compiled in OBJ so far (of about TOTAL, if known); returns make's status.
 # The kernel-build lock: one kernel make at a time on this 2-core machine
 # (gates, benchmarks and developers share it).
 KBUILD_LOCK=$BUILD/.kbuild.lock
@@ -103,9 +99,14 @@ KBUILD_LOCK=$BUILD/.kbuild.lock
 # VMFORK_KBUILD_LOCKED and do not wait for it again.
 kbuild_lock() {
 	[ -z "${VMFORK_KBUILD_LOCKED-}" ] || return 0
+	kbuild_busy
 	exec 9>"$KBUILD_LOCK"
-	flock -n 9 || { say "waiting for the build lock (another kernel build runs)" >&2; flock 9; }
+	flock 9
 	export VMFORK_KBUILD_LOCKED=1
+}
+# kbuild_busy: say so when another build holds the lock (then wait for it).
+kbuild_busy() {
+	flock -n "$KBUILD_LOCK" true || say "waiting for the build lock (another kernel build runs)" >&2
 }
 # kmake ARGS...: one make of the kernel tree $KSRC, out of tree in $KOBJ,
 # for $KARCH (default x86_64), through ccache (ccache_env); it takes the
@@ -115,7 +116,7 @@ kbuild_lock() {
 kmake() {
 	local lock=()
 	if [ -z "${VMFORK_KBUILD_LOCKED-}" ]; then
-		flock -n "$KBUILD_LOCK" true || say "waiting for the build lock (another kernel build runs)" >&2
+		kbuild_busy
 		lock=(flock "$KBUILD_LOCK")
 	fi
 	LANG=C LC_CTYPE=C LC_MESSAGES=C "${lock[@]}" make -s -C "$KSRC" O="$KOBJ" ARCH="${KARCH:-x86_64}" \
@@ -127,6 +128,9 @@ cpio_of() {
 	(cd "$1" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$2"
 }
 
+# watch_kmake OBJ LOG LABEL TOTAL ARGS...: the caller's kmake ARGS in the
+# background, output in LOG, with a line every 30 s counting the objects
+# compiled in OBJ so far (of about TOTAL, if known); returns make's status.
 watch_kmake() {
 	local obj=$1 log=$2 label=$3 total=$4 pid
 	shift 4

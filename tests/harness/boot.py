@@ -25,14 +25,9 @@ def run(tests, obj=None, initrd=None, timeout=180, log=None, guid="auto", append
         show=True):
     """Boot once and print what happened (show: the guest's results too);
     return (finished, results)."""
-    obj = obj or qemu.default_obj()
-    kernel, initrd = qemu.kernel_path(obj), initrd or qemu.initrd(obj)
-    for f in (kernel, initrd):
-        if not os.path.exists(f):
-            raise FileNotFoundError("%s missing: run 'make build initramfs' first" % f)
+    kernel, initrd, accel = qemu.guest_files(obj, initrd)
     os.makedirs(os.path.dirname(log), exist_ok=True)
     t0 = time.monotonic()
-    accel = qemu.probe_accel(kernel, initrd)
     print("[boot] accelerator: %s%s" % (accel, "" if accel == "kvm" else
           " (KVM unusable here or absent)"), flush=True)
     ok, results, why = qemu.boot(kernel, initrd, tests, accel, log, timeout=timeout,

@@ -73,7 +73,7 @@ def main(a):
         # differs: the demo then resumes the source and forks it again.
         for t in range(3):
             if t:
-                src.qmp.cmd("cont")
+                src.run_on()
                 print("\n[fork-demo] the control pair differed (the crng's early reseed timer):"
                       " forking again")
             src.records(3)

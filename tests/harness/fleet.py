@@ -143,6 +143,14 @@ class Guest:
             time.sleep(0.05)
         raise GuestError("%s: not running %ds after start" % (self.name, timeout))
 
+    def run_on(self, seconds=1.0):
+        """Resume a source after a snapshot whose clones' control pair
+        differed, and let it run: early in boot the crng reseeds itself
+        every second or so, and a snapshot taken again at once (the guest's
+        clock stood still) meets the same reseed at the resume."""
+        self.qmp.cmd("cont")
+        time.sleep(seconds)
+
     def guid(self):
         return self.qmp.cmd("query-vm-generation-id")["guid"]
 
@@ -209,12 +217,7 @@ class Fleet:
     """Every guest and file of one run, torn down together whatever happens."""
 
     def __init__(self, obj=None, tag="fork"):
-        self.kernel = qemu.kernel_path(obj)
-        self.initrd = qemu.initrd(obj)
-        for f in (self.kernel, self.initrd):
-            if not os.path.exists(f):
-                raise GuestError("%s missing: run 'make build initramfs' first" % f)
-        self.accel = qemu.probe_accel(self.kernel, self.initrd)
+        self.kernel, self.initrd, self.accel = qemu.guest_files(obj)
         root = os.path.join(qemu.BUILD, "fork")
         os.makedirs(root, exist_ok=True)
         self.work = tempfile.mkdtemp(prefix=tag + ".", dir=root)

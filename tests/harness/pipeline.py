@@ -91,10 +91,18 @@ def selected(only="", debug=False):
     return out
 
 
+def _feed(stream, lines):
+    """A phase's output, line by line, then None at its end."""
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
+
+
 class Runner:
     def __init__(self, results):
         self.results = results
         self.lock = threading.Lock()
+        self.counts = {}  # phase: (passed, failed), as its summary says
 
     def say(self, line, buf=None):
         if buf is not None:
@@ -125,9 +133,8 @@ class Runner:
             except OSError as e:
                 p = None
                 log.write("%s\n" % e)
-            reader = threading.Thread(target=lambda: [lines.put(l) for l in p.stdout] + [lines.put(None)])
             if p:
-                reader.start()
+                threading.Thread(target=_feed, args=(p.stdout, lines)).start()
             while p:
                 try:
                     line = lines.get(timeout=2)
@@ -169,6 +176,7 @@ class Runner:
             f.write("%d\n" % rc)
         with open(os.path.join(d, "summary"), "w") as f:
             f.write("%s: %d passed, %d failed, %.0fs\n" % (name, passed, failed, secs))
+        self.counts[name] = passed, failed
         self.say("[phase %s: %.0fs]" % (name, secs), buf)
 
 
@@ -218,14 +226,12 @@ def main(a):
             run.phase(name, cmd)
     passed = failed = 0
     for name in [n for n, _, _ in phases if n != "join"]:
-        try:
-            with open(os.path.join(results, name, "summary")) as f:
-                m = re.search(r"(\d+) passed, (\d+) failed", f.read())
-            passed, failed = passed + int(m.group(1)), failed + int(m.group(2))
-        except (OSError, AttributeError):
+        if name not in run.counts:
             # The runner itself failed there (a full disk, say): never a silent pass.
             print("FAIL %s: the phase left no summary in %s" % (name, os.path.join(results, name)))
             failed += 1
+            continue
+        passed, failed = passed + run.counts[name][0], failed + run.counts[name][1]
     summary = "%d passed, %d failed" % (passed, failed)
     with open(os.path.join(results, "summary"), "w") as f:
         f.write(summary + "\n")

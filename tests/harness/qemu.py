@@ -171,6 +171,16 @@ def boot(kernel, initrd, run, accel, log, timeout=120, guid="auto", extra=(),
     return why is None, results, why
 
 
+def guest_files(obj=None, initramfs=None):
+    """(kernel, initramfs, accelerator) to boot obj's kernel; an error
+    naming the make targets if a file is missing."""
+    kernel, initramfs = kernel_path(obj), initramfs or initrd(obj)
+    for f in (kernel, initramfs):
+        if not os.path.exists(f):
+            raise FileNotFoundError("%s missing: run 'make build initramfs' first" % f)
+    return kernel, initramfs, probe_accel(kernel, initramfs)
+
+
 def probe_accel(kernel, initrd):
     """KVM if a guest boots under it within a short bound, else TCG.
 

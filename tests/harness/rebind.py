@@ -146,8 +146,7 @@ def main(a):
         # resume and fork again, all four from one new snapshot.
         for t in range(TRIES):
             if t:
-                u.qmp.cmd("cont")
-                time.sleep(1)
+                u.run_on()
             # A reseed that is due happens now, once, in the source, not
             # in each clone from its own interrupt timings (the nowatch
             # source has drawn nothing since boot: its controls differed).

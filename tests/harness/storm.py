@@ -38,8 +38,7 @@ def siblings(fl, g, snap, guid, mine, chain):
         if t:
             print("[storm] g%d: the control pair differed: snapshot %d of at most %d"
                   % (g, t + 1, TRIES), flush=True)
-            chain.qmp.cmd("cont")
-            time.sleep(1)
+            chain.run_on()
             chain.run("storm pause")
             snap = chain.snapshot(fl.snapfile("g%dctl%d" % (g, t)))
             guid = chain.guid()
