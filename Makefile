@@ -12,7 +12,11 @@ help:  ## list the targets
 
 deps:  ## install missing Debian packages (apt)
 	@scripts/deps
-tree: deps  ## build/linux: Debian base + b4 branch + patches/ applied
+base: deps  ## build/base: Debian's linux-source at patches/base-version (private apt)
+	@scripts/getbase
+rebase: deps  ## record the newest linux-source Debian ships as the base (then port: README)
+	@scripts/getbase --newest
+tree: base  ## build/linux: Debian base + b4 branch + patches/ applied
 	@scripts/mktree
 export:  ## write the branch back to patches/ and cover-letter.txt
 	@scripts/export
@@ -43,5 +47,5 @@ send: tree  ## gates, smoke test, then write the submission with b4 (never sent)
 reroll:  ## after sending vN: tag it sent/vmfork-vN and start vN+1
 	@scripts/reroll
 
-.PHONY: all help deps tree export build build-stock initramfs boot fork-demo \
+.PHONY: all help deps base rebase tree export build build-stock initramfs boot fork-demo \
 	report check test test-debug bench-fork bench-rng send reroll

@@ -6,8 +6,11 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
 TREE=${TREE:-$BUILD/linux}
 PATCHES=${PATCHES:-$TOP/patches}
-TARBALL=${TARBALL:-/usr/src/linux-source-6.12.tar.xz}
-SRCPKG=linux-source-6.12
+# The base: Debian's linux-source-X.Y at the version patches/base-version
+# names, fetched by scripts/getbase into build/base through a private apt.
+BASE_VERSION=${BASE_VERSION:-$(cat "$PATCHES/base-version" 2>/dev/null || true)}
+SRCPKG=linux-source-$(echo "$BASE_VERSION" | cut -d. -f1,2)
+TARBALL=${TARBALL:-$BUILD/base/$SRCPKG-$BASE_VERSION.tar.xz}
 BASE_TAG=vmfork-base
 SERIES=vmfork
 BRANCH=b4/$SERIES
@@ -23,8 +26,20 @@ STOCK_OBJ=$BUILD/obj-stock
 say() { printf '[%s %4ss] %s\n' "${0##*/}" "$(( $(date +%s) - T0 ))" "$*"; }
 die() { printf '%s: error: %s\n' "${0##*/}" "$*" >&2; exit 1; }
 
-# Debian version of the installed kernel source package.
-srcpkg_version() { dpkg-query -W -f='${Version}' "$SRCPKG" 2>/dev/null; }
+# Debian version of the base kernel source package.
+srcpkg_version() { echo "$BASE_VERSION"; }
+
+# papt APT-COMMAND ARGS...: apt-get/apt-cache on a configuration of our own
+# under build/apt (Debian's newer suites), so that nothing the host installs
+# or upgrades changes: its sources, lists and cache are not read or written.
+APT_DIR=$BUILD/apt
+papt() {
+	local cmd=$1
+	shift
+	"$cmd" -o Dir::Etc::sourcelist="$APT_DIR/sources.list" -o Dir::Etc::sourceparts=- \
+		-o Dir::State::Lists="$APT_DIR/lists" -o Dir::Cache="$APT_DIR/cache" \
+		-o APT::Sandbox::User=root "$@"
+}
 
 # Authorship comes from whoever runs the tools; without a git identity,
 # the project's own identity is used (never an invented person). b4 reads
