@@ -21,7 +21,10 @@ IFACES = ("getrandom", "urandom", "vdso", "get_random_u32", "get_random_u64")
 # streams it fills. "probe-vdso": one vDSO loop and nothing else drawing
 # randomness, so that nothing but the notification (or the vDSO itself)
 # tells the kernel of the fork.
-PROFILES = {"busy": ("probe", (0, 1, 2, 3, 4)), "vdso-only": ("probe-vdso", (2,))}
+# "probe-vdso-call": the same loop in 64 KiB calls, one output per 4 KiB,
+# snapshotted only inside a call.
+PROFILES = {"busy": ("probe", (0, 1, 2, 3, 4)), "vdso-only": ("probe-vdso", (2,)),
+            "vdso-call": ("probe-vdso-call", (2,))}
 # get_random_u32() outputs are 4 bytes: matched only against the sibling's
 # own u32 stream near the same position, or chance would make matches.
 NARROW = (False, False, False, True, False)
@@ -50,25 +53,31 @@ def peek(src, cmd, cpu=0):
     return int(m.group(1), 16) if m else None
 
 
-def snapshot(fl, src, addrs, kaddrs, name, tries=5):
+def snapshot(fl, src, addrs, kaddrs, name, tries=5, inside=None):
     """Snapshot and read the consumers' counters from the paused source.
 
     The userspace counters need a vCPU inside the probe's address space;
     when both are elsewhere (idle), resume briefly and snapshot again. The
-    kernel counters are read by physical address.
+    kernel counters are read by physical address. inside: the address of
+    the probe's in_call flag, which must be set (a vDSO call was cut).
     """
-    for _ in range(tries):
+    for t in range(tries):
         up = float(src.request_value("uptime", "UPTIME"))
         path = src.snapshot(fl.snapfile(name))
         kvals = [peek(src, "xp /1gx " + a) for a in kaddrs]
         for cpu in (0, 1):
             vals = [peek(src, "x /1gx " + a, cpu) for a in addrs]
-            if None not in vals + kvals:
-                src.qmp.cmd("cont")
-                return path, up, vals + kvals
+            if None in vals + kvals:
+                continue
+            if inside and not peek(src, "x /1gx " + inside, cpu):
+                say("%s: snapshot %d fell between two vDSO calls: again" % (name, t + 1))
+                break
+            src.qmp.cmd("cont")
+            return path, up, vals + kvals
         src.qmp.cmd("cont")
-        time.sleep(0.3)
-    raise fleet.GuestError("%s: no vCPU in the probe's address space after %d snapshots" % (name, tries))
+        time.sleep(0.3 + 0.1 * t)
+    raise fleet.GuestError("%s: no usable snapshot (a vCPU in the probe%s) after %d tries" %
+                           (name, ", inside a vDSO call" if inside else "", tries))
 
 
 def dump(fl, name, path, seqs, kaddrs, guid, m, run, streams):
@@ -161,7 +170,8 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
     with fleet.Fleet(obj=obj(kernel), tag="bench-" + kernel) as fl:
         src = fl.boot("src", serve=mode, ready=r"PROBE-READY", append=append)
         ready = src.wait_console(r"PROBE-READY getrandom=(\S+) urandom=(\S+) vdso=(\S+) "
-                             r"vdso-available=(\d) ku32=(\S+) ku64=(\S+) kernel-available=(\d)")
+                             r"vdso-available=(\d) ku32=(\S+) ku64=(\S+) kernel-available=(\d) "
+                                 r"vdso-incall=(\S+)")
         addrs = ready.groups()[:3]
         if 3 in streams and ready.group(7) != "1":
             raise fleet.GuestError("%s: the in-kernel probe (rngprobe.ko) did not start" % kernel)
@@ -170,7 +180,7 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
         kaddrs = ready.groups()[4:6] if 3 in streams else ()
         guid0 = src.guid()
         plan = [("early", early, npairs - npairs // 2 if late else npairs)]
-        if late and profile == "vdso-only":
+        if late and profile.startswith("vdso"):
             plan = [("late", late, npairs)]  # the crng reseeds itself often early on
         elif late:
             plan.append(("late", late, npairs // 2))
@@ -181,7 +191,8 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
                     say("%s: waiting for uptime %.0f s before the %s snapshot" % (kernel, uptime, label))
                     last = time.monotonic()
                 time.sleep(1)
-            path, up, seqs = snapshot(fl, src, addrs, kaddrs, kernel + "-" + label)
+            path, up, seqs = snapshot(fl, src, addrs, kaddrs, kernel + "-" + label, tries=10,
+                                      inside=ready.group(8) if profile == "vdso-call" else None)
             if label == plan[-1][0]:
                 src.quit()
             notes.append("%s %s snapshot at uptime %.1fs, outputs so far %s" %

@@ -56,6 +56,7 @@ PHASES = (
     ("concurrency", "d", "tests/vmtest concurrency"),
     ("window", "", "tests/vmtest window"),
     ("vdso-only", "", "tests/vmtest window --vdso-only"),
+    ("vdso-call", "", "tests/vmtest window --vdso-call"),
     ("long-read", "d", "tests/vmtest long-read"),
     ("early-crng", "d", "tests/vmtest early-crng"),
     ("rebind", "d", "tests/vmtest rebind"),

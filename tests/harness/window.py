@@ -13,7 +13,11 @@ busy.py). Requires, per interface:
 With --vdso-only the guest's one consumer is a vDSO getrandom() loop, and
 nothing else draws randomness (busy.PROFILES): the kernel then learns of
 the fork only from the notification, or from the vDSO itself where it
-reads the generation ID (x86_64). Same requirements, on the vDSO alone.
+reads the generation ID. Same requirements, on the vDSO alone.
+
+With --vdso-call that loop makes 64 KiB calls and the snapshot is taken
+inside one (busy.snapshot): the vDSO must look at the ID again at the end
+of a call, or clones finish the cut call with the same bytes.
 """
 from . import busy
 
@@ -50,13 +54,15 @@ def add_args(p):
     p.add_argument("--pairs", type=int, default=PAIRS, help="fresh-GUID pairs per kernel (default %(default)s)")
     p.add_argument("--vdso-only", action="store_true",
                    help="one vDSO getrandom() loop is the only consumer (test name vdso-only)")
+    p.add_argument("--vdso-call", action="store_true",
+                   help="as --vdso-only, in 64 KiB calls, snapshots inside a call (test name vdso-call)")
 
 
 def main(a):
     global PAIRS, PROFILE, NAME, IFACES
     PAIRS = a.pairs
-    PROFILE = "vdso-only" if a.vdso_only else "busy"
-    NAME = "vdso-only" if a.vdso_only else "window"
+    PROFILE = "vdso-call" if a.vdso_call else "vdso-only" if a.vdso_only else "busy"
+    NAME = "window" if PROFILE == "busy" else PROFILE
     IFACES = [busy.IFACES[k] for k in busy.PROFILES[PROFILE][1]]
     busy.TAG = NAME
     out = []
@@ -72,7 +78,9 @@ def main(a):
             # before one laps its ring); too few outputs fails the phase.
             # Each try a little later: a boot's reseed schedule is much the
             # same each time, so the same uptime can meet the same reseed.
-            res, _ = busy.bench(kernel, PAIRS, 1, 0, M, run=0.25, profile=PROFILE,
+            # vdso-call: 16 outputs a call, the cut one first; 32 calls do.
+            m = 64 if PROFILE == "vdso-call" else M
+            res, _ = busy.bench(kernel, PAIRS, 1, 0, m, run=0.25, profile=PROFILE,
                                 early=busy.EARLY + 3 * t)
             got = verdicts(kernel, res)
             if all(ok for name, ok, _ in got if "-control-" in name or name.endswith("-stock-repeats")):

@@ -15,7 +15,10 @@
  * With "vdso" after the serial device, only the vDSO thread runs: nothing
  * else draws randomness, so the kernel learns of a fork only from the
  * hypervisor's notification or from the vDSO itself (make bench-fork's
- * vDSO-only rows).
+ * vDSO-only rows). With "vdso-call", that thread makes 64 KiB calls and
+ * keeps the first 8 bytes of each 4 KiB of a call as its outputs: almost
+ * all of its time is inside calls, and in_call (address printed as
+ * vdso-incall) says whether the snapshot cut one (the vdso-call phase).
  * Requests on the serial line (default /dev/ttyS1):
  *   "stop"                  -> consumers halt; "SEQ <g> <u> <v>"
  *   "seq"                   -> "SEQ <g> <u> <v>", consumers running
@@ -51,6 +54,10 @@ struct consumer {
 
 static struct consumer cons[3];
 static volatile int stopped;
+static volatile uint64_t in_call;	/* read by the host, like seq */
+static int vdso_call;
+#define CALL (64 * 1024)
+#define STRIDE 4096
 static struct vgr vgr;
 static int urnd;
 
@@ -81,6 +88,19 @@ static void *loop(void *arg)
 
 	if (c->kind == 2 && !state)
 		return NULL;
+	while (vdso_call && !stopped) {
+		static uint8_t buf[CALL];
+
+		__atomic_store_n(&in_call, 1, __ATOMIC_SEQ_CST);
+		long got = vgr_get(&vgr, state, buf, CALL);
+
+		__atomic_store_n(&in_call, 0, __ATOMIC_SEQ_CST);
+		for (size_t i = 0; got == CALL && i < CALL; i += STRIDE) {
+			memcpy(&v, buf + i, 8);
+			c->ring[c->seq % RING] = (struct slot){ c->seq, v };
+			__atomic_store_n(&c->seq, c->seq + 1, __ATOMIC_RELEASE);
+		}
+	}
 	while (!stopped) {
 		if (!produce(c->kind, state, &v))
 			continue;
@@ -133,13 +153,14 @@ static void dump(FILE *out, int k, uint64_t from, uint64_t n)
 int main(int argc, char **argv)
 {
 	const char *dev = argc > 1 ? argv[1] : "/dev/ttyS1";
-	int vdso_only = argc > 2 && !strcmp(argv[2], "vdso");
+	int vdso_only = argc > 2 && !strncmp(argv[2], "vdso", 4);
 	unsigned long long from, n;
 	pthread_t th;
 	char line[128];
 	FILE *in, *out;
 	int k;
 
+	vdso_call = argc > 2 && !strcmp(argv[2], "vdso-call");
 	urnd = vdso_only ? -1 : open("/dev/urandom", O_RDONLY);
 	if ((urnd < 0 && !vdso_only) || open_raw_tty(dev, &in, &out)) {
 		perror(dev);
@@ -162,9 +183,9 @@ int main(int argc, char **argv)
 		pthread_create(&th, NULL, loop, &cons[k]);
 	}
 	printf("PROBE-READY getrandom=%p urandom=%p vdso=%p vdso-available=%d "
-	       "ku32=%#llx ku64=%#llx kernel-available=%d\n",
+	       "ku32=%#llx ku64=%#llx kernel-available=%d vdso-incall=%p\n",
 	       (void *)&cons[0].seq, (void *)&cons[1].seq, (void *)&cons[2].seq, vdso,
-	       kphys[0], kphys[1], krings >= 0 && kphys[0]);
+	       kphys[0], kphys[1], krings >= 0 && kphys[0], (void *)&in_call);
 	fflush(stdout);
 	while (fgets(line, sizeof(line), in)) {
 		if (!strncmp(line, "stop", 4)) {
