@@ -34,6 +34,7 @@ PHASES = (
     ("tree", "", "scripts/mktree"),
     ("build", "", "scripts/build"),
     ("build-stock", "", "scripts/build-stock"),
+    ("build-arm64", "", "scripts/build-arch arm64"),
     ("initramfs", "d", "scripts/mkinitramfs"),
     ("workspace", "&", "tests/host/workspace"),
     ("targets", "&", "tests/host/targets"),
