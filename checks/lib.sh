@@ -45,19 +45,21 @@ KSRC=$CHECK_TREE KOBJ=$CHECK_OBJ
 # The O= dir must be configured and built once (at BASE) before object
 # builds mean anything. Its config is the project's: build/obj's .config
 # (made by scripts/build from configs/), refreshed with olddefconfig.
+# The gates' O= dir, configured like build/obj and prepared at base: the
+# touched objects' gates compile only their directories in it, and the
+# bisect gate builds whole kernels in it, incrementally from there.
 ensure_obj() {
 	local cfg=$BUILD/obj/.config
-	[ -f "$CHECK_OBJ/vmlinux" ] && cmp -s "$cfg" "$CHECK_OBJ/.config.project" && return 0
+	[ -f "$CHECK_OBJ/.prepared" ] && cmp -s "$cfg" "$CHECK_OBJ/.config.project" && return 0
 	[ -f "$cfg" ] || { echo "FAIL $GATE: no $cfg: run 'make build' first"; exit 2; }
 	checkout "$CHECK_BASE"
-	say "building $CHECK_OBJ at base with build/obj's config (slow once, incremental afterwards)" >&2
+	say "preparing $CHECK_OBJ at base with build/obj's config" >&2
 	mkdir -p "$CHECK_OBJ" && cp "$cfg" "$CHECK_OBJ/.config" && cp "$cfg" "$CHECK_OBJ/.config.project"
-	# Minutes when cold: watch_kmake says how far it got every 30 s.
 	# shellcheck disable=SC2015 # either step failing is the failure
 	kmake olddefconfig >/dev/null &&
-		watch_kmake "$CHECK_OBJ" "$CHECK_OBJ/build.log" "building the base" "" -j"$(nproc)" vmlinux >&2 ||
-		{ tail -20 "$CHECK_OBJ/build.log"; echo "FAIL $GATE: base does not build in $CHECK_OBJ"; exit 2; }
-	echo "$CHECK_BASE" >"$CHECK_OBJ/.built-at"
+		watch_kmake "$CHECK_OBJ" "$CHECK_OBJ/build.log" "preparing the base" "" -j"$(nproc)" prepare >&2 ||
+		{ tail -20 "$CHECK_OBJ/build.log"; echo "FAIL $GATE: base does not prepare in $CHECK_OBJ"; exit 2; }
+	touch "$CHECK_OBJ/.prepared"
 }
 
 # Drop noise: NOISE holds "regex<TAB>reason" lines set by each gate.
@@ -136,6 +138,10 @@ objs_diag() {
 	rc=$?
 	relpaths <"$WORK/diag.log" | grep -E '^[^ :]+:[0-9]+(:[0-9]+(-[0-9]+)?)?: ' >"$WORK/diag"
 	# A failed make must show why (a compile error); otherwise the tool broke.
+	# kbuild turns a checker it finds unusable off with only a warning.
+	if grep -q 'C=[12] specified, but' "$WORK/diag.log"; then
+		{ echo "make $* failed at $(short "$rev"): the checker is unusable:"; grep 'specified, but' "$WORK/diag.log" | head -1; } >>"$WORK/broken"
+	fi
 	if [ "$rc" != 0 ] && ! grep -q ': error' "$WORK/diag"; then
 		{ echo "make $* ${objs[*]} failed at $(short "$rev"):"; tail -5 "$WORK/diag.log"; } >>"$WORK/broken"
 	fi

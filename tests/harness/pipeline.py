@@ -39,8 +39,8 @@ PHASES = (
     ("workspace", "&", "tests/host/workspace"),
     ("targets", "&", "tests/host/targets"),
     ("send", "&", "tests/host/send"),
-    ("gates", "", "checks/run"),
-    ("gate-fixtures", "", "tests/host/gate-fixtures"),
+    ("gates", "", "checks/run --touched"),
+    ("gate-fixtures", "", "tests/host/gate-fixtures b4-trailers checkpatch kernel-doc sparse extra-warnings coccinelle"),
     ("join", "", ""),
     ("smoke", "d", "tests/vmtest guest smoke"),
     # The base kernel's vDSO selftests: a minute of one vCPU's work
