@@ -8,7 +8,8 @@ TREE=${TREE:-$BUILD/linux}
 PATCHES=${PATCHES:-$TOP/patches}
 # The base: Debian's linux-source-X.Y at the version patches/base-version
 # names, fetched by scripts/getbase into build/base through a private apt.
-BASE_VERSION=${BASE_VERSION:-$(cat "$PATCHES/base-version" 2>/dev/null || true)}
+# (A PATCHES directory without one is on the project's base.)
+BASE_VERSION=${BASE_VERSION:-$(cat "$PATCHES/base-version" "$TOP/patches/base-version" 2>/dev/null | head -1)}
 SRCPKG=linux-source-$(echo "$BASE_VERSION" | cut -d. -f1,2)
 TARBALL=${TARBALL:-$BUILD/base/$SRCPKG-$BASE_VERSION.tar.xz}
 BASE_TAG=vmfork-base
