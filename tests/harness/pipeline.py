@@ -14,6 +14,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -65,6 +66,13 @@ PHASES = (
     # Needs vmgenid as a module: make test-debug's kernel.
     ("reload", "D", "tests/vmtest rebind --module"),
 )
+# Every phase ends within its limit, or is killed and fails: a hung guest
+# or tool never holds CI until its own 90 minutes run out. Seconds, on 2
+# cores from cold (a full kernel compile is 14-19 minutes); make
+# test-debug's kernels are three times slower.
+LIMIT = 900
+LIMITS = {"setup": 1800, "tree": 1200, "build": 2400, "build-stock": 2400, "build-arm64": 1200,
+          "initramfs": 1200, "gates": 2400, "gate-fixtures": 1200}
 SHOWN = re.compile(r"^(PASS|FAIL|SKIP) |^\[|error")
 HEARTBEAT = 30
 
@@ -101,8 +109,8 @@ def _feed(stream, lines):
 
 
 class Runner:
-    def __init__(self, results):
-        self.results = results
+    def __init__(self, results, slow=1):
+        self.results, self.slow = results, slow
         self.lock = threading.Lock()
         self.counts = {}  # phase: (passed, failed), as its summary says
 
@@ -131,13 +139,18 @@ class Runner:
         with open(os.path.join(d, "log"), "w") as log:
             try:
                 p = subprocess.Popen(cmd.split(), cwd=qemu.TOP, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True, errors="replace")
+                                     stderr=subprocess.STDOUT, text=True, errors="replace",
+                                     start_new_session=True)
             except OSError as e:
                 p = None
                 log.write("%s\n" % e)
             if p:
                 threading.Thread(target=_feed, args=(p.stdout, lines)).start()
+            limit, killed = LIMITS.get(name, LIMIT) * self.slow, False
             while p:
+                if not killed and time.monotonic() - t0 > limit:
+                    os.killpg(p.pid, signal.SIGKILL)  # its QEMUs too: one process group
+                    killed = True
                 try:
                     line = lines.get(timeout=2)
                 except queue.Empty:
@@ -159,13 +172,15 @@ class Runner:
         res = console.host_results(text)
         n = {s: sum(r.status == s for r in res) for s in ("PASS", "FAIL", "SKIP")}
         extra = []
+        if killed:
+            extra.append("FAIL %s: killed after its limit of %ds (pipeline.LIMITS)" % (name, limit))
         if n["SKIP"]:
             extra.append("FAIL %s: %d test(s) skipped where the feature must exist" % (name, n["SKIP"]))
-        if rc and not n["FAIL"] and not n["SKIP"]:
+        if rc and not n["FAIL"] and not n["SKIP"] and not killed:
             extra += ["    " + l for l in text.splitlines()[-15:]]
             extra.append("FAIL %s: exit status %d" % (name, rc) if p else
                          "FAIL %s: %s does not exist" % (name, cmd.split()[0]))
-        elif not rc and not res:
+        elif not rc and not res and not killed:
             extra.append("PASS " + name)
         with open(os.path.join(d, "log"), "a") as log:
             log.writelines(l + "\n" for l in extra)
@@ -194,7 +209,7 @@ def main(a):
     if not a.only:
         shutil.rmtree(results, ignore_errors=True)
     os.makedirs(results, exist_ok=True)
-    run, queued, lane = Runner(results), [], None
+    run, queued, lane = Runner(results, 3 if a.debug else 1), [], None
 
     def join():
         nonlocal lane, queued

@@ -3,13 +3,16 @@ console logs (tests/fixtures/console/NAME.log beside NAME.expect, what
 it must make of them), and the pipeline table against what documents it.
 '--update' rewrites the .expect files from the parser (review the diff).
 """
+import contextlib
 import glob
+import io
 import os
 import re
 import sys
+import tempfile
 import unittest
 
-from . import console, kunit, pipeline, qemu
+from . import busy, console, kunit, pipeline, qemu, window
 
 FIXTURES = os.path.join(qemu.TOP, "tests", "fixtures", "console")
 
@@ -70,6 +73,44 @@ class ConsoleFixtures(unittest.TestCase):
                          [("PASS", "a", ""), ("FAIL", "b", "why: more"), ("SKIP", "c", "no")])
 
 
+class Judges(unittest.TestCase):
+    """The pure verdicts of the fork tests: what they make of outputs."""
+
+    def test_compare(self):
+        a = [["01" * 8, "02" * 8, "03" * 8], [], [], [], []]
+        b = [["09" * 8, "-" * 16], ["02" * 8, "03" * 8], [], [], []]
+        self.assertEqual(busy.compare(a, b)[0], (2, 2, 3))
+        self.assertEqual(busy.compare(b, a)[0], (0, 0, 2))  # a missing output is never a match
+
+    def test_compare_narrow(self):
+        """u32 outputs repeat by chance: only near the same position counts."""
+        far = ["%016x" % i for i in range(200)]
+        a, b = [[], [], [], far, []], [[], [], [], far[::-1], []]
+        # value i sits at 199 - i: within WINDOW (64) positions for i in 68..131
+        self.assertEqual(busy.compare(a, b)[3][0], 64)
+
+    def test_window_stock(self):
+        o = window.Opts("w", "busy", ["getrandom"], 10)
+        hit, miss = (3, 3, 8), (0, 0, 8)
+        # The repeat came in a try whose control differed: still the window.
+        got = window.verdicts(o, "stock", {"getrandom": [([miss], [hit]), ([hit], [miss])]})
+        self.assertEqual([ok for _, ok, _ in got], [True, True])
+        got = window.verdicts(o, "stock", {"getrandom": [([miss], [miss])]})
+        self.assertEqual([ok for _, ok, _ in got], [False, False])
+
+    def test_window_patched(self):
+        o = window.Opts("w", "busy", ["urandom"], 2)
+        clean, hit = (0, 0, 8), (1, 1, 8)
+        ok = lambda t: [v for _, v, _ in window.verdicts(o, "patched", {"urandom": t})]
+        self.assertEqual(ok([([clean, clean], [hit])]), [True, True])
+        # A repeat in any try fails, whatever the later tries say.
+        self.assertEqual(ok([([hit], [hit]), ([clean, clean], [hit])]), [True, False])
+        # Clean pairs beside a control that did not repeat do not count.
+        self.assertEqual(ok([([clean, clean], [clean]), ([clean], [hit])]), [True, False])
+        self.assertEqual(ok([([clean, clean], [clean])]), [False, False])
+        self.assertAlmostEqual(window.reach(10), 0.259, places=3)
+
+
 class PipelineTable(unittest.TestCase):
     """The phase order lives in pipeline.PHASES; these must not drift from it."""
 
@@ -93,6 +134,20 @@ class PipelineTable(unittest.TestCase):
             if cmd:
                 with self.subTest(name):
                     self.assertTrue(os.access(os.path.join(qemu.TOP, cmd.split()[0]), os.X_OK))
+
+    def test_limits(self):
+        self.assertLessEqual(set(pipeline.LIMITS), set(self.names))
+
+    def test_limit_kills(self):
+        """A phase past its limit is killed and fails, whatever it would have said."""
+        with tempfile.TemporaryDirectory() as d, contextlib.redirect_stdout(io.StringIO()) as out:
+            old, pipeline.LIMIT = pipeline.LIMIT, 1
+            try:
+                pipeline.Runner(d).phase("hang", "sleep 60")
+            finally:
+                pipeline.LIMIT = old
+        self.assertIn("FAIL hang: killed after its limit of 1s", out.getvalue())
+        self.assertNotIn("PASS", out.getvalue())
 
     def test_unique(self):
         self.assertEqual(len(self.names), len(set(self.names)))
