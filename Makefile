@@ -41,7 +41,7 @@ test-debug: tree  ## fork tests on a lockdep/KASAN/UBSAN kernel (slow)
 bench-fork: build build-stock initramfs  ## duplicated outputs across clones (user and in-kernel consumers): stock vs patched; ARGS="--pairs 5 ..." (tests/vmtest bench-fork --help)
 	@tests/vmtest bench-fork $(ARGS)
 bench-rng: build build-stock initramfs  ## getrandom(2) and get_random_u32/u64() throughput: patched/stock ratios
-	@tests/vmtest bench-rng
+	@scripts/build-bench && tests/vmtest bench-rng
 send: tree  ## gates, smoke test, then write the submission with b4 (never sent); AUTHOR="Name <email>" to sign it
 	@scripts/send
 reroll:  ## after sending vN: tag it sent/vmfork-vN and start vN+1

@@ -17,7 +17,8 @@ be shown). It counts instructions, not cycles: a load that misses the
 cache costs one like any other. --clock host times TCG by the host's clock
 instead; under KVM the host's clock is always used.
 
-The patched kernel is built for this into build/obj-bench with the stock
+scripts/build-bench (make bench-rng runs it first) builds the patched
+kernel for this into build/obj-bench with the stock
 kernel's fragments (no KUnit), so that the two differ by the series only.
 
 Then the native table: instructions are not cycles, so both kernels are
@@ -110,20 +111,21 @@ def uml_boot(obj, watch, log, timeout=180):
     return text
 
 
-def native():
-    """The native table: UML kernels alternated, --uml-rounds rounds."""
-    env = dict(os.environ, FRAGMENTS="uml", KARCH="um")
-    for obj, src in sorted({(u[1], u[2]) for u in UML}):
-        tree = os.path.join(qemu.BUILD, "uml-%s-src" % obj)
-        if subprocess.call([os.path.join(qemu.TOP, "scripts", "benchtree"), os.path.join(qemu.BUILD, src), tree]) or \
-           subprocess.call([os.path.join(qemu.TOP, "scripts", "build"), tree,
-                            os.path.join(qemu.BUILD, "uml-" + obj)], env=env):
-            sys.exit("bench-rng: building UML from build/%s into build/uml-%s failed" % (src, obj))
+def built(path):
+    """Kernels are built by scripts (make bench-rng: scripts/build-bench), never here."""
+    if not os.path.exists(path):
+        sys.exit("bench-rng: no %s: make bench-rng builds it (scripts/build-bench)" % path)
+
+
+def native(rounds):
+    """The native table: UML kernels alternated, rounds rounds."""
+    for obj in sorted({u[1] for u in UML}):
+        built(os.path.join(qemu.BUILD, "uml-" + obj, "linux"))
     print("[bench-rng] native: User-Mode Linux on CPU %d; %d rounds" %
-          (os.cpu_count() - 1, UML_ROUNDS), flush=True)
+          (os.cpu_count() - 1, rounds), flush=True)
     res = {u[0]: {} for u in UML}
     log = os.path.join(qemu.BUILD, "logs", "bench-rng-uml.log")
-    for r in range(UML_ROUNDS):
+    for r in range(rounds):
         # Rotated each round, so that no kernel always runs first.
         for name, obj, _, watch in UML[r % len(UML):] + UML[:r % len(UML)]:
             got = metrics(uml_boot(os.path.join(qemu.BUILD, "uml-" + obj), watch, log), best=True)
@@ -131,9 +133,9 @@ def native():
                 sys.exit("bench-rng: UML %s printed %s; log: %s" % (name, sorted(got), log))
             for m, v in got.items():
                 res[name].setdefault(m, []).append(statistics.median(v))
-        print("[bench-rng] native round %d/%d done" % (r + 1, UML_ROUNDS), flush=True)
+        print("[bench-rng] native round %d/%d done" % (r + 1, rounds), flush=True)
     print("\nNative (UML), calls per second of the fastest block of calls, median of "
-          "%d boots x 3 timings each" % UML_ROUNDS)
+          "%d boots x 3 timings each" % rounds)
     print("ratio: of the medians [range of the per-round ratios; from 9 rounds on, the 95% "
           "confidence interval of their median]; stock again/stock is the method's noise\n")
     print("Nanoseconds per call, and what the series adds")
@@ -148,23 +150,20 @@ def native():
           {m: {c: res[c][m] for c in cols} for m in res["stock"]}, cols)
 
 
-def emulated():
-    """The -icount table: QEMU guests alternated, --rounds rounds."""
-    env = dict(os.environ, FRAGMENTS="guest vmfork")
-    if subprocess.call([os.path.join(qemu.TOP, "scripts", "build"), os.path.join(qemu.BUILD, "linux"), BENCH_OBJ], env=env):
-        sys.exit("bench-rng: building the patched kernel into %s failed" % BENCH_OBJ)
-    if not os.path.exists(qemu.kernel_path(KERNELS[0][1])):
-        sys.exit("bench-rng: no stock kernel: make build-stock")
+def emulated(rounds, clock_opt):
+    """The -icount table: QEMU guests alternated, rounds rounds."""
+    for _, obj, _ in KERNELS:
+        built(qemu.kernel_path(obj))
     accel = qemu.probe_accel(qemu.kernel_path(KERNELS[1][1]), qemu.initrd(KERNELS[1][1]))
-    icount = accel == "tcg" and CLOCK == "icount"
+    icount = accel == "tcg" and clock_opt == "icount"
     extra = ["-icount", "shift=0,sleep=off"] if icount else []
     clock = "TCG, -icount shift=0: 1 guest ns per instruction" if icount else accel + ", host clock"
-    print("[bench-rng] %s; %d rounds" % (clock, ROUNDS), flush=True)
+    print("[bench-rng] %s; %d rounds" % (clock, rounds), flush=True)
     # res[kernel][metric] = [median of each boot]
     res = {k[0]: {} for k in KERNELS}
     log = os.path.join(qemu.BUILD, "logs", "bench-rng.log")
     os.makedirs(os.path.dirname(log), exist_ok=True)
-    for r in range(ROUNDS):
+    for r in range(rounds):
         for name, obj, guid in KERNELS:
             ok, _, why = qemu.boot(qemu.kernel_path(obj), qemu.initrd(obj), "rngbench", accel, log,
                                  timeout=240, guid=guid, extra=extra)
@@ -177,9 +176,9 @@ def emulated():
                          % (name, sorted(got) or "nothing"))
             for m, v in got.items():
                 res[name].setdefault(m, []).append(statistics.median(v))
-            print("[bench-rng] round %d/%d %s done" % (r + 1, ROUNDS, name), flush=True)
+            print("[bench-rng] round %d/%d %s done" % (r + 1, rounds, name), flush=True)
     print("\nCalls per second, median of %d boots x 3 timings each (%s; 1 vCPU busy, "
-          "the other idle)" % (ROUNDS, clock))
+          "the other idle)" % (rounds, clock))
     print("ratio: of the medians [range of the per-boot ratios; from 9 rounds on, the 95% "
           "confidence interval of their median]\n")
     if icount:
@@ -206,10 +205,8 @@ def add_args(p):
 
 
 def main(a):
-    global ROUNDS, UML_ROUNDS, CLOCK
-    ROUNDS, UML_ROUNDS, CLOCK = a.rounds, a.uml_rounds, a.clock
-    if ROUNDS:
-        emulated()
+    if a.rounds:
+        emulated(a.rounds, a.clock)
         print()
-    if UML_ROUNDS:
-        native()
+    if a.uml_rounds:
+        native(a.uml_rounds)

@@ -72,7 +72,8 @@ def main(argv=None):
         return a.command.main(a) or 0
     except ERRORS as e:
         # A benchmark's error is not a test result.
-        name = getattr(a.command, "NAME", a.cmd)
+        # A command whose tests are named by an option says so in a.test_name.
+        name = getattr(a, "test_name", None) or getattr(a.command, "NAME", a.cmd)
         if getattr(a.command, "BENCHMARK", False):
             print("%s: error: %s" % (name, e), file=sys.stderr)
         else:

@@ -175,6 +175,18 @@ def fmt(r):
     return "%s %s%s" % (r.status, r.name, (": " + r.detail) if r.detail else "")
 
 
+def verdict(name, ok, why=""):
+    """One check's Result: PASS or FAIL, and what it saw either way."""
+    return Result("PASS" if ok else "FAIL", name, why, ())
+
+
+def report(res):
+    """Print Results one per line; 1 if any failed, else 0 (an exit status)."""
+    for r in res:
+        print(fmt(r), flush=True)
+    return 1 if any(r.status != "PASS" for r in res) else 0
+
+
 def splats(text):
     """Console lines that show a kernel bug; [] if the log is clean."""
     return [l.rstrip() for l in text.splitlines() if SPLAT_RE.search(l)]

@@ -213,6 +213,28 @@ class Guest:
                 qemu.tail(self.console, 15), ("stderr: " + err + "\n") if err else ""))
 
 
+def retry(tag, tries, attempt, settled, show):
+    """Snapshot until the same-GUID control repeats: the one retry policy.
+
+    Early in boot the crng reseeds itself every few seconds; when that is
+    due at the resume, even two clones with the source's GUID differ and the
+    try shows nothing. attempt(t) resumes the source if t, snapshots it anew
+    and restores its clones; settled(result) says its control held; show(result)
+    is its fresh-GUID verdict, logged for every try. All results are
+    returned: a repeat between fresh GUIDs in any try is the caller's FAIL,
+    whatever later tries say.
+    """
+    done = []
+    for t in range(tries):
+        done.append(attempt(t))
+        ok = settled(done[-1])
+        print("[%s] try %d of at most %d: %s; same-GUID control %s" % (
+            tag, t + 1, tries, show(done[-1]), "repeated" if ok else "differed"), flush=True)
+        if ok:
+            break
+    return done
+
+
 class Fleet:
     """Every guest and file of one run, torn down together whatever happens."""
 

@@ -60,7 +60,10 @@ PHASES = (
     ("vdso-only", "", "tests/vmtest window --vdso-only"),
     ("vdso-call", "", "tests/vmtest window --vdso-call"),
     ("long-read", "d", "tests/vmtest long-read"),
+    # The stock window of the two phases above, in the same run.
+    ("long-read-stock", "", "tests/vmtest long-read --stock"),
     ("early-crng", "d", "tests/vmtest early-crng"),
+    ("early-crng-stock", "", "tests/vmtest early-crng --stock"),
     ("rebind", "d", "tests/vmtest rebind"),
     ("nowatch", "d", "tests/vmtest rebind --no-watch"),
     # Needs vmgenid as a module: make test-debug's kernel.

@@ -13,47 +13,67 @@ import time
 from . import console, fleet
 
 STORM = 200
-# Generations that also get a fresh-GUID sibling (must differ from the chain)
-# and a same-GUID control pair (must repeat; the load is paused for them, as
-# it would make even identical clones draw in a different order).
-SIBLINGS = ()
 TRIES = 3
 
 
 def siblings(fl, g, snap, guid, mine, chain):
-    """Problems with generation g's sibling and control, [] if none.
+    """Problems with generation g's siblings and control, [] if none.
 
-    When a crng reseed is due at the snapshot, even the same-GUID pair
-    differs (interrupt timings feed it): then the pair is redone from a new
-    snapshot of the chain's clone a second later, as the other fork phases
-    do; the chain itself goes on from where it was.
+    A fresh-GUID sibling of the chain's snapshot must differ from the
+    chain's own clone, a same-GUID pair must repeat. When the control
+    differs (a crng reseed due at the snapshot), a fresh sibling and the
+    pair are retaken from a new snapshot of the chain's clone a second
+    later (fleet.retry); the chain itself goes on from where it was.
     """
-    why = []
-    s = fl.clone("g%ds" % g, snap)
-    theirs = s.records(3)
-    s.quit()
-    if any(theirs[n] == mine[n] for n in mine):
-        why.append("g%d: a fresh-GUID sibling repeated the chain's records" % g)
-    for t in range(TRIES):
+    def attempt(t):
+        nonlocal snap, guid, mine
         if t:
-            print("[storm] g%d: the control pair differed: snapshot %d of at most %d"
-                  % (g, t + 1, TRIES), flush=True)
             chain.run_on()
             chain.run("storm pause")
             snap = chain.snapshot(fl.snapfile("g%dctl%d" % (g, t)))
             guid = chain.guid()
             chain.qmp.cmd("cont")
+            mine = chain.records(3)  # what the chain itself drew after this snapshot
             chain.run("storm resume")
-        ctl = []
-        for x in ("x", "y"):
-            c = fl.clone("g%d%s%d" % (g, x, t), snap, guid)
-            ctl.append(c.records(3))
+        got = []
+        for x, gd in (("s", "auto"), ("x", guid), ("y", guid)):
+            c = fl.clone("g%d%s%d" % (g, x, t), snap, gd)
+            got.append(c.records(3))
             c.quit()
-        if ctl[0] == ctl[1]:
-            return why
-    why.append("g%d: same-GUID control clones differ from %d snapshots (not measuring the fork)"
-               % (g, TRIES))
+        return [n for n in mine if got[0].get(n) == mine[n]], got[1] == got[2]
+
+    tries = fleet.retry("storm g%d" % g, TRIES, attempt, lambda r: r[1],
+                        lambda r: "fresh-GUID sibling repeated records %s of the chain" % r[0]
+                        if r[0] else "fresh-GUID sibling differs from the chain")
+    why = ["g%d try %d: a fresh-GUID sibling repeated the chain's records %s" % (g, t + 1, r[0])
+           for t, r in enumerate(tries) if r[0]]
+    if not tries[-1][1]:
+        why.append("g%d: same-GUID control clones differ from %d snapshots (not measuring the fork)"
+                   % (g, TRIES))
     return why
+
+
+def poller(report, forks):
+    """(why the count or the poller is wrong, wake-ups) from 'storm report'."""
+    got = next((l.split(None, 1)[1] for l in report if l.startswith("COUNT ")), "none").strip()
+    count = int(got) if got.isdigit() else -1
+    text = "\n".join(report)
+    rounds = re.findall(r"before=(\d+) after=(\d+) woke=(\d+) timedout=(\d+) errors=(\d+)", text)
+    # A wake-up is a poller woken by POLLPRI; a timeout or an error is none.
+    wakes = [w for w in rounds if int(w[2]) and not int(w[3]) and not int(w[4])]
+    # The poller re-arms after each wake-up, so forks that land meanwhile
+    # show as a jump in the count it reads when it re-arms: it has missed
+    # nothing as long as its readings only go up and the last is the count.
+    seq = [int(v) for v in re.findall(r"count (\d+)|after=(\d+)", text) for v in v if v]
+    last = seq[-1] if seq else -1
+    why = []
+    if count != forks:
+        why.append("fork_events reads %s after %d forks" % (got, forks))
+    if seq != sorted(seq) or last != count:
+        why.append("poller's last reading %d of %d forks (%d wake-ups)" % (last, count, len(wakes)))
+    if len(wakes) != len(rounds):
+        why.append("%d of the poller's %d rounds timed out or failed" % (len(rounds) - len(wakes), len(rounds)))
+    return why, len(wakes)
 
 
 def add_args(p):
@@ -61,9 +81,11 @@ def add_args(p):
 
 
 def main(a):
-    global STORM, SIBLINGS
-    STORM = a.forks
-    SIBLINGS = sorted({max(1, STORM // 2), STORM})
+    storm = a.forks
+    # Generations that also get a fresh-GUID sibling (must differ from the
+    # chain) and a same-GUID control pair (must repeat; the load is paused
+    # for them, as it would make even identical clones draw in another order).
+    sibs = {max(1, storm // 2), storm}
     t0 = time.monotonic()
     seen, dup = {}, []
     with fleet.Fleet(tag="storm") as fl:
@@ -71,23 +93,23 @@ def main(a):
         if "STARTED" not in " ".join(src.run("storm start")):
             print("FAIL fork-storm: could not start the load")
             return 1
-        if 1 in SIBLINGS:
+        if 1 in sibs:
             src.run("storm pause")
         snap = src.snapshot(fl.snapfile("g0"))
         guid = src.guid()
         src.quit()
-        for g in range(1, STORM + 1):
+        for g in range(1, storm + 1):
             c = fl.clone("g%d" % g, snap)
             recs = c.records(3)
             for n, rec in recs.items():
                 if rec in seen.values():
                     dup.append("generation %d record %d" % (g, n))
                 seen[(g, n)] = rec
-            if g in SIBLINGS:
+            if g in sibs:
                 c.run("storm resume")
                 dup += siblings(fl, g, snap, guid, recs, c)
-            if g < STORM:
-                if g + 1 in SIBLINGS:
+            if g < storm:
+                if g + 1 in sibs:
                     c.run("storm pause")
                 nxt = c.snapshot(fl.snapfile("g%d" % g))
                 guid = c.guid()
@@ -101,23 +123,9 @@ def main(a):
                 dup.append("g%d console: %s" % (g, line))
             if g % 50 == 0:
                 print("[storm] %d forks, %.0fs" % (g, time.monotonic() - t0), flush=True)
-    got = next((l.split(None, 1)[1] for l in report if l.startswith("COUNT ")), "none").strip()
-    count = int(got) if got.isdigit() else -1
-    text = "\n".join(report)
-    wakes = re.findall(r"before=(\d+) after=(\d+)", text)
-    # The poller re-arms after each wake-up, so forks that land meanwhile
-    # show as a jump in the count it reads when it re-arms: it has missed
-    # nothing as long as its readings only go up and the last is the count.
-    seq = [int(v) for v in re.findall(r"count (\d+)|after=(\d+)", text) for v in v if v]
-    last = seq[-1] if seq else -1
-    why = []
-    if count != STORM:
-        why.append("fork_events reads %s after %d forks" % (got, STORM))
-    if seq != sorted(seq) or last != count:
-        why.append("poller's last reading %d of %d forks (%d wake-ups)" % (last, count, len(wakes)))
+    why, wakes = poller(report, storm)
     if dup:
         why.append("; ".join(dup[:3]))
     print("[storm] %d forks in %.0fs, poller woke %d times, %s" %
-          (STORM, time.monotonic() - t0, len(wakes), fl.accel))
-    print("FAIL fork-storm: " + "; ".join(why) if why else "PASS fork-storm")
-    return 1 if why else 0
+          (storm, time.monotonic() - t0, wakes, fl.accel))
+    return console.report([console.verdict("fork-storm", not why, "; ".join(why))])

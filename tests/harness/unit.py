@@ -12,7 +12,7 @@ import sys
 import tempfile
 import unittest
 
-from . import busy, console, kunit, pipeline, qemu, window
+from . import bench_rng, busy, console, firmware, kunit, pipeline, qemu, storm, window
 
 FIXTURES = os.path.join(qemu.TOP, "tests", "fixtures", "console")
 
@@ -110,6 +110,30 @@ class Judges(unittest.TestCase):
         self.assertEqual(ok([([clean, clean], [clean])]), [False, False])
         self.assertAlmostEqual(window.reach(10), 0.259, places=3)
 
+    def test_storm_poller(self):
+        ready = "# ready: 1 pollers on fork_events, count 0"
+        woke = "fork_events before=%d after=%d woke=1 timedout=%d errors=0 elapsed=0.1"
+        good = [ready, woke % (0, 1, 0), woke % (1, 3, 0), "COUNT 3"]
+        self.assertEqual(storm.poller(good, 3), ([], 2))
+        self.assertEqual(len(storm.poller(good, 4)[0]), 1)  # one fork not counted
+        timedout = [ready, woke % (0, 3, 1), "COUNT 3"]
+        self.assertEqual(storm.poller(timedout, 3)[0], ["1 of the poller's 1 rounds timed out or failed"])
+        self.assertEqual(len(storm.poller([ready, "COUNT 3"], 3)[0]), 1)  # never read 3
+
+    def test_firmware_judge(self):
+        bound = "VMGENID-BOUND QEMUVGID:00\nVMGENID-LOG [1.0] vmgenid QEMUVGID:00: %s\n"
+        self.assertEqual(firmware.judge("x", "bad size", False, "VMGENID-BOUND none\n"
+                                        "VMGENID-LOG [1.0] vmgenid: bad size 3\n"), (None, "bad size"))
+        self.assertEqual(firmware.judge("x", None, True, bound % "hello")[0], "driver complained: "
+                         "[1.0] vmgenid QEMUVGID:00: hello")
+        self.assertEqual(firmware.judge("x", None, True, "")[0], "no VMGENID-BOUND line from the guest")
+        self.assertEqual(firmware.judge("x", None, True, "VMGENID-BOUND none\n")[0], "device not bound")
+
+    def test_median_ci(self):
+        xs = list(range(10, 0, -1))
+        self.assertEqual(bench_rng.median_ci(xs), (2, 9))  # order statistics 2 and 9 of 10
+        self.assertEqual(bench_rng.median_ci([3, 1, 2]), (1, 3))  # too few: the range
+
 
 class PipelineTable(unittest.TestCase):
     """The phase order lives in pipeline.PHASES; these must not drift from it."""
@@ -148,6 +172,22 @@ class PipelineTable(unittest.TestCase):
                 pipeline.LIMIT = old
         self.assertIn("FAIL hang: killed after its limit of 1s", out.getvalue())
         self.assertNotIn("PASS", out.getvalue())
+
+    def test_phase_verdict(self):
+        """What a phase's exit and lines make of it: no silent pass, no SKIP."""
+        cases = (("true", "PASS p"), ("false", "FAIL p: exit status 1"),
+                 ("echo SKIP x: no", "FAIL p: 1 test(s) skipped"), ("echo PASS a", "PASS a"),
+                 ("sh -c 'echo PASS a; exit 1'", "FAIL p: exit status 1"))
+        for cmd, want in cases:
+            with self.subTest(cmd), tempfile.TemporaryDirectory() as d, \
+                    contextlib.redirect_stdout(io.StringIO()) as out:
+                os.makedirs(os.path.join(d, "bin"))
+                script = os.path.join(d, "bin", "phase")
+                with open(script, "w") as f:
+                    f.write("#!/bin/sh\n%s\n" % cmd)
+                os.chmod(script, 0o755)
+                pipeline.Runner(d).phase("p", script)
+                self.assertIn(want, out.getvalue())
 
     def test_unique(self):
         self.assertEqual(len(self.names), len(set(self.names)))

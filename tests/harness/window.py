@@ -26,7 +26,7 @@ of a call, or clones finish the cut call with the same bytes.
 import collections
 import sys
 
-from . import busy
+from . import busy, console
 
 STOCK_PAIRS, STOCK_TRIES, PATCHED_TRIES = 3, 5, 3
 Opts = collections.namedtuple("Opts", "name profile ifaces pairs")
@@ -120,6 +120,4 @@ def main(a):
              ifaces=[busy.IFACES[k] for k in busy.PROFILES[profile][1]], pairs=a.pairs)
     busy.TAG = o.name
     out = run(o, "stock") + run(o, "patched")
-    for name, ok, why in out:
-        print("PASS %s (%s)" % (name, why) if ok else "FAIL %s: %s" % (name, why))
-    return 0 if all(ok for _, ok, _ in out) else 1
+    return console.report([console.verdict(*r) for r in out])
