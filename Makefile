@@ -38,6 +38,8 @@ test:  ## every gate and test (its first phase installs packages); ends with 'N 
 	@command -v python3 >/dev/null || scripts/deps; tests/vmtest test
 test-debug: tree  ## fork tests on a lockdep/KASAN/UBSAN kernel (slow)
 	@tests/run-debug
+test-revert: tree initramfs  ## the series without its RNG check must repeat where stock does (window, long-read); also in test-debug
+	@tests/vmtest test --only "build-revert window-revert long-read-revert"
 bench-fork: build build-stock initramfs  ## duplicated outputs across clones (user and in-kernel consumers): stock vs patched; ARGS="--pairs 5 ..." (tests/vmtest bench-fork --help)
 	@tests/vmtest bench-fork $(ARGS)
 bench-rng: build build-stock initramfs  ## getrandom(2) and get_random_u32/u64() throughput: patched/stock ratios
@@ -48,4 +50,4 @@ reroll:  ## after sending vN: tag it sent/vmfork-vN and start vN+1
 	@scripts/reroll
 
 .PHONY: all help deps base rebase tree export build build-stock initramfs boot fork-demo \
-	report check test test-debug bench-fork bench-rng send reroll
+	report check test test-debug test-revert bench-fork bench-rng send reroll

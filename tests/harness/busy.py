@@ -40,7 +40,7 @@ TAG = "bench-fork"
 
 def obj(kernel):
     """A kernel's build: "patched" is --obj (the debug kernel, a scratch build)."""
-    return qemu.STOCK_OBJ if kernel == "stock" else qemu.default_obj()
+    return qemu.obj_of(kernel)
 
 
 def say(msg):

@@ -9,7 +9,8 @@ interface that reads it then:
               mixes the new ID into the pool, which the early key ignores)
   same GUID   every record alike (the control: no fork, no change)
 Every clone must still report the crng not ready, or nothing was measured.
-With --stock, on the unpatched kernel, new GUIDs must repeat (same run).
+With --kernel stock (the base) or revert (the series without its check),
+new GUIDs must repeat (the positive control, in the same run).
 """
 
 from . import console, fleet, qemu
@@ -32,15 +33,16 @@ def insecure(g):
 
 
 def add_args(p):
-    p.add_argument("--stock", action="store_true",
-                   help="the unpatched base kernel (build/obj-stock): new GUIDs must repeat "
-                   "there (test names early-crng-stock-*)")
+    p.add_argument("--kernel", choices=qemu.KERNELS, default="patched",
+                   help="stock (the base) or revert (the series without its check): new GUIDs "
+                   "must repeat there (test names early-crng-KERNEL-*)")
 
 
 def main(a):
     out = []
-    name = "early-crng-stock" if a.stock else "early-crng"
-    with fleet.Fleet(obj=qemu.STOCK_OBJ if a.stock else None, tag="early") as fl:
+    repeats = a.kernel != "patched"
+    name = "early-crng-" + a.kernel if repeats else "early-crng"
+    with fleet.Fleet(obj=qemu.obj_of(a.kernel), tag="early") as fl:
         src = fl.boot("src", append=APPEND)
         credit = src.request_value("credit", "CREDIT")
         if credit != "ok":
@@ -65,7 +67,7 @@ def main(a):
                             lambda r: "new GUIDs %d of %d records alike" % (r[0], NREC))
         src.quit()
     fresh, same = [r[0] for r in tries], tries[-1][1]
-    if a.stock:
+    if repeats:
         out.append((name + "-repeats", any(fresh),
                     "new GUIDs: %s of %d GRND_INSECURE records alike in %d tries; want a repeat"
                     % ("/".join(map(str, fresh)), NREC, len(tries))))

@@ -2,8 +2,9 @@
 --mib MiB each (tests/guest/bigread.c) are in progress when the
 source is stopped and snapshotted. The last MiB of each read is produced
 after the snapshot: clones with new GUIDs must differ there, clones with
-the source's GUID (the negative control) must not. With --stock, on the
-unpatched kernel, new GUIDs must repeat it (the stock window, same run).
+the source's GUID (the negative control) must not. With --kernel stock
+(the base) or revert (the series without its check), new GUIDs must
+repeat it (the window, as a positive control in the same run).
 Either way no read may have ended before the snapshot.
 """
 import os
@@ -40,17 +41,17 @@ def printed(g, wait=0.5):
 def add_args(p):
     p.add_argument("--mib", type=int, help="MiB per read (default 64; 24 on a KASAN kernel, "
                    "whose shadow leaves two 64 MiB buffers no room in 256 MiB)")
-    p.add_argument("--stock", action="store_true",
-                   help="the unpatched base kernel (build/obj-stock): new GUIDs must repeat "
-                   "there (test names long-read-stock-*)")
+    p.add_argument("--kernel", choices=qemu.KERNELS, default="patched",
+                   help="stock (the base) or revert (the series without its check): new GUIDs "
+                   "must repeat there (test names long-read-KERNEL-*)")
 
 
 def main(a):
-    obj = qemu.STOCK_OBJ if a.stock else qemu.default_obj()
+    obj, repeats = qemu.obj_of(a.kernel), a.kernel != "patched"
     with open(os.path.join(obj, ".config")) as f:
         kasan = "CONFIG_KASAN=y\n" in f.read()
     mib = a.mib or (24 if kasan else 64)
-    name = "long-read-stock" if a.stock else "long-read"
+    name = "long-read-" + a.kernel if repeats else "long-read"
     t0 = time.monotonic()
     out = []
     with fleet.Fleet(obj=obj, tag="longread") as fl:
@@ -75,8 +76,8 @@ def main(a):
                 % (" | ".join(done) or "none")))
     for iface in IFACES:
         x, y, d, e = (got[n][iface] for n in ("fresh1", "fresh2", "same1", "same2"))
-        if a.stock:
-            # The stock kernel keys one long read once: the fork cannot reach it.
+        if repeats:
+            # Without the check one long read is keyed once: the fork cannot reach it.
             out.append(("%s-repeats-%s" % (name, iface), x[0] == y[0],
                         "new GUIDs, last MiB %s/%s: want the same (the window)" % (x[0], y[0])))
         else:

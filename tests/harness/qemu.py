@@ -23,12 +23,21 @@ ACCEL = None  # tests/vmtest --accel
 
 # The base kernel's build (scripts/build-stock).
 STOCK_OBJ = os.path.join(BUILD, "obj-stock")
+# The series up to the patch that adds the RNG check (scripts/build-revert).
+REVERT_OBJ = os.path.join(BUILD, "obj-revert")
+KERNELS = ("patched", "stock", "revert")
 
 
 def default_obj():
     """The kernel build the tests use: --obj, else VMFORK_OBJ (the debug
     build, set by make test-debug for every phase), else build/obj."""
     return OBJ or os.environ.get("VMFORK_OBJ") or os.path.join(BUILD, "obj")
+
+
+def obj_of(kernel):
+    """The build of a kernel by role: patched is --obj (make test-debug's
+    kernel there), stock the base, revert the series without its check."""
+    return {"stock": STOCK_OBJ, "revert": REVERT_OBJ}.get(kernel) or default_obj()
 
 
 def kernel_path(obj=None):

@@ -110,6 +110,18 @@ class Judges(unittest.TestCase):
         self.assertEqual(ok([([clean, clean], [clean])]), [False, False])
         self.assertAlmostEqual(window.reach(10), 0.259, places=3)
 
+    def test_window_revert(self):
+        """The series without its check: a repeat on any one interface is enough."""
+        o = window.Opts("w", "busy", ["getrandom", "get_random_u32"], 10)
+        hit, miss = (2, 2, 8), (0, 0, 8)
+        got = window.verdicts(o, "revert", {"getrandom": [([miss], [hit])],
+                                            "get_random_u32": [([hit], [hit])]})
+        self.assertEqual([(n, ok) for n, ok, _ in got], [("w-revert-control-getrandom", True),
+                                                          ("w-revert-control-get_random_u32", True),
+                                                          ("w-revert-repeats", True)])
+        got = window.verdicts(o, "revert", {i: [([miss], [hit])] for i in o.ifaces})
+        self.assertFalse(got[-1][1])
+
     def test_storm_poller(self):
         ready = "# ready: 1 pollers on fork_events, count 0"
         woke = "fork_events before=%d after=%d woke=1 timedout=%d errors=0 elapsed=0.1"

@@ -19,6 +19,10 @@ nothing else draws randomness (busy.PROFILES): the kernel then learns of
 the fork only from the notification, or from the vDSO itself where it
 reads the generation ID. Same requirements, on the vDSO alone.
 
+With --kernel revert only the series without its RNG check is run
+(build/obj-revert, scripts/build-revert), judged as stock: its new GUIDs
+must repeat, on some interface (make test-revert, make test-debug).
+
 With --vdso-call that loop makes 64 KiB calls and the snapshot is taken
 inside one (busy.snapshot): the vDSO must look at the ID again at the end
 of a call, or clones finish the cut call with the same bytes.
@@ -61,6 +65,8 @@ def verdicts(o, kernel, tries):
             out.append(("%s-stock-repeats-%s" % (o.name, iface), any(p[0] for p in fresh),
                         "new GUIDs, every try: %s; want a repeat" % busy.cell(fresh)))
             continue
+        if kernel == "revert":
+            continue
         seen = [p for f, _ in valid(tries[iface]) for p in f]
         clean = bool(fresh) and not any(p[0] for p in fresh)
         out.append(("%s-patched-%s" % (o.name, iface), clean and len(seen) >= o.pairs,
@@ -69,6 +75,13 @@ def verdicts(o, kernel, tries):
                     "or more would have shown (95%%), even of one output; want no pair to repeat" %
                     (busy.cell(fresh), len(seen), o.pairs,
                      "/".join(sorted({str(p[2]) for p in seen})) or "0", 100 * reach(len(seen)))))
+    if kernel == "revert":
+        # Without the check the series still reseeds on the notification,
+        # sooner than stock on some interfaces: a repeat on any one shows
+        # that the check is what closes the window.
+        cells = ["%s %s" % (i, busy.cell([p for f, _ in tries[i] for p in f])) for i in o.ifaces]
+        out.append(("%s-revert-repeats" % o.name, any(p[0] for i in o.ifaces for f, _ in tries[i] for p in f),
+                    "new GUIDs, every try: %s; want a repeat on some interface" % "; ".join(cells)))
     return out
 
 
@@ -76,6 +89,9 @@ def add_args(p):
     p.add_argument("--pairs", type=int, default=10,
                    help="fresh-GUID pairs of the patched kernel (default %%(default)s; stock: %d a try)" %
                    STOCK_PAIRS)
+    p.add_argument("--kernel", choices=("revert",),
+                   help="only this kernel, judged as stock: revert, the series without its "
+                   "check (build/obj-revert), must repeat (test names NAME-revert-*)")
     p.add_argument("--vdso-only", action="store_true",
                    help="one vDSO getrandom() loop is the only consumer (test name vdso-only)")
     p.add_argument("--vdso-call", action="store_true",
@@ -88,9 +104,9 @@ def run(o, kernel):
     # differs. A try that leaves a verdict unmet is redone a little later
     # in uptime (a boot's reseed schedule is much the same each time).
     tries = {i: [] for i in o.ifaces}
-    ntries = STOCK_TRIES if kernel == "stock" else PATCHED_TRIES
+    ntries = PATCHED_TRIES if kernel == "patched" else STOCK_TRIES
     for t in range(ntries):
-        want = STOCK_PAIRS if kernel == "stock" else max(
+        want = STOCK_PAIRS if kernel != "patched" else max(
             1, o.pairs - min(len([p for f, _ in valid(tries[i]) for p in f]) for i in o.ifaces))
         # A quarter second of output per clone (busy.dump waits longer for
         # in-kernel consumers that have not run yet, and stops early before
@@ -119,5 +135,5 @@ def main(a):
     o = Opts(name="window" if profile == "busy" else profile, profile=profile,
              ifaces=[busy.IFACES[k] for k in busy.PROFILES[profile][1]], pairs=a.pairs)
     busy.TAG = o.name
-    out = run(o, "stock") + run(o, "patched")
+    out = [r for k in ([a.kernel] if a.kernel else ["stock", "patched"]) for r in run(o, k)]
     return console.report([console.verdict(*r) for r in out])
