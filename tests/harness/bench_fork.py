@@ -24,7 +24,6 @@ from . import busy, fleet, qemu
 
 NAME, BENCHMARK = "bench-fork", True
 IFACES, EARLY, say, cell = busy.IFACES, busy.EARLY, busy.say, busy.cell
-A = None  # the options
 
 
 def add_args(p):
@@ -51,12 +50,12 @@ def kernels(text):
     return text
 
 
-def fresh_pairs(kernel, vdso=False):
-    for n in (getattr(A, "%s_%s" % ("vdso_pairs" if vdso else "pairs", kernel)),
-              A.vdso_pairs if vdso else None, A.pairs):
+def fresh_pairs(a, kernel, vdso=False):
+    for n in (getattr(a, "%s_%s" % ("vdso_pairs" if vdso else "pairs", kernel)),
+              a.vdso_pairs if vdso else None, a.pairs):
         if n is not None:  # 0 is a number of pairs
             return n
-    return A.pairs
+    return a.pairs
 
 
 def table(title, results, ifaces):
@@ -71,36 +70,34 @@ def table(title, results, ifaces):
 
 
 def main(a):
-    global A, CONTROL, KERNELS, LATE, M, BUSY, VDSO
-    A = a
-    CONTROL, KERNELS, LATE, M = a.control, a.kernels.split(), a.late, a.outputs
-    BUSY, VDSO = not a.no_busy, not a.no_vdso
+    control, kernels, late, m = a.control, a.kernels.split(), a.late, a.outputs
+    busy_on, vdso_on = not a.no_busy, not a.no_vdso
     per_clone = 4.0  # TCG: restore ~1 s, the serial dump of the outputs ~3 s
-    snaps = 2 if LATE else 1
-    est = BUSY * sum((fresh_pairs(k) + CONTROL * snaps) * 2 * per_clone + max(LATE, EARLY)
-                     for k in KERNELS)
-    if VDSO:
-        est += sum((fresh_pairs(k, True) + CONTROL) * 2 * per_clone / 4 + 125
-                   for k in KERNELS)
+    snaps = 2 if late else 1
+    est = busy_on * sum((fresh_pairs(a, k) + control * snaps) * 2 * per_clone + max(late, EARLY)
+                     for k in kernels)
+    if vdso_on:
+        est += sum((fresh_pairs(a, k, True) + control) * 2 * per_clone / 4 + 125
+                   for k in kernels)
     say("kernels %s, fresh-GUID pairs %s, %d control pairs per snapshot; estimate %.0f min" % (
-        " ".join(KERNELS), "/".join(str(fresh_pairs(k)) for k in KERNELS), CONTROL, est / 60))
+        " ".join(kernels), "/".join(str(fresh_pairs(a, k)) for k in kernels), control, est / 60))
     results, notes = {}, []
-    for k in KERNELS:
+    for k in kernels:
         kp = qemu.kernel_path(busy.obj(k))
         if not os.path.exists(kp):
             raise fleet.GuestError("%s missing (make build%s)" % (kp, "-stock" if k == "stock" else ""))
-    for k in KERNELS if BUSY else ():
-        results[k], n = busy.bench(k, fresh_pairs(k), CONTROL, LATE, M)
+    for k in kernels if busy_on else ():
+        results[k], n = busy.bench(k, fresh_pairs(a, k), control, late, m)
         notes += n
     vdso = {}
     # "patched, vmgenid.vdso=0": the series without its vDSO part.
-    for k, label, append in [(k, k, "") for k in KERNELS] + [("patched", "patched,vdso=0", "vmgenid.vdso=0")]:
-        if not VDSO or k not in KERNELS:
+    for k, label, append in [(k, k, "") for k in kernels] + [("patched", "patched,vdso=0", "vmgenid.vdso=0")]:
+        if not vdso_on or k not in kernels:
             continue
-        pairs = fresh_pairs(k, True)
+        pairs = fresh_pairs(a, k, True)
         if append:  # a control of the method, as many pairs as stock
-            pairs = min(pairs, fresh_pairs("stock", True))
-        vdso[label], n = busy.bench(k, pairs, CONTROL, max(LATE, 125), M,
+            pairs = min(pairs, fresh_pairs(a, "stock", True))
+        vdso[label], n = busy.bench(k, pairs, control, max(late, 125), m,
                                     profile="vdso-only", append=append)
         notes += n
     if results:
@@ -113,7 +110,7 @@ def main(a):
         print("  " + n)
     print("accelerator %s, %d outputs compared per interface per pair (vDSO x8), %.0fs total" %
           (qemu.probe_accel(qemu.kernel_path(), qemu.initrd()),
-           M, time.monotonic() - busy.T0))
+           m, time.monotonic() - busy.T0))
     # A control pair that repeated nothing means the pairs measured
     # something other than the fork: the table above proves nothing then.
     quiet = ["%s %s" % (k, i) for k in results for i in IFACES

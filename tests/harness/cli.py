@@ -66,8 +66,8 @@ def parser():
 
 def main(argv=None):
     a = parser().parse_args(argv)
-    qemu.OBJ, qemu.ACCEL = getattr(a, "obj", None), getattr(a, "accel", None)
-    fleet.KEEP = getattr(a, "keep_logs", False)
+    qemu.RUN = qemu.Settings(getattr(a, "obj", None), getattr(a, "accel", None),
+                             getattr(a, "keep_logs", False))
     try:
         return a.command.main(a) or 0
     except ERRORS as e:

@@ -17,7 +17,6 @@ import time
 from . import console, qemu
 
 
-KEEP = False  # tests/vmtest --keep-logs
 
 
 class GuestError(Exception):
@@ -246,7 +245,7 @@ class Fleet:
         tmp = os.environ.get("TMPDIR", "/tmp")
         self.sockdir = tempfile.mkdtemp(prefix="vmfork-", dir=tmp if len(tmp) < 48 else "/tmp")
         self.guests, self.files = [], []
-        self.keep = KEEP
+        self.keep = qemu.RUN.keep
         self.splats = splats  # False: a test that expects a splat judges it itself
 
     def boot(self, name, serve="records", ready="RECORD-SERVER-READY", timeout=120, append=""):

@@ -57,11 +57,10 @@ def main(a):
         bad.append(suite)
     if bad or a.parse:
         return 1 if bad else 0
-    with open(os.path.join(a.obj, ".config")) as f:
-        if "CONFIG_VMGENID=y\n" not in f.read():
-            # A modular vmgenid is not loaded yet when the built-in suite runs.
-            print("[kunit] vmgenid is a module here: no device can be bound while the suite runs")
-            return 0
+    if "CONFIG_VMGENID=y" not in qemu.kernel_config(a.obj):
+        # A modular vmgenid is not loaded yet when the built-in suite runs.
+        print("[kunit] vmgenid is a module here: no device can be bound while the suite runs")
+        return 0
 
     # With a device bound, even one that is not watched (pci=off:
     # notified only), every case must skip.

@@ -7,7 +7,6 @@ the source's GUID (the negative control) must not. With --kernel stock
 repeat it (the window, as a positive control in the same run).
 Either way no read may have ended before the snapshot.
 """
-import os
 import time
 
 from . import console, fleet, qemu
@@ -48,8 +47,7 @@ def add_args(p):
 
 def main(a):
     obj, repeats = qemu.obj_of(a.kernel), a.kernel != "patched"
-    with open(os.path.join(obj, ".config")) as f:
-        kasan = "CONFIG_KASAN=y\n" in f.read()
+    kasan = "CONFIG_KASAN=y" in qemu.kernel_config(obj)
     mib = a.mib or (24 if kasan else 64)
     name = "long-read-" + a.kernel if repeats else "long-read"
     t0 = time.monotonic()

@@ -3,6 +3,7 @@
 Source guests and their clones must share machine type, memory and devices,
 so every QEMU command line in the project is built by qemu_argv() here.
 """
+import collections
 import json
 import os
 import re
@@ -16,8 +17,10 @@ from . import console
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Where scripts/lib.sh builds: BUILD is shared with the bash half.
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
-OBJ = None    # tests/vmtest --obj
-ACCEL = None  # tests/vmtest --accel
+# The run's settings, from tests/vmtest's options (cli.main sets it once):
+# the kernel build to boot, the accelerator, whether to keep fork logs.
+Settings = collections.namedtuple("Settings", "obj accel keep")
+RUN = Settings(None, None, False)
 
 
 
@@ -31,13 +34,19 @@ KERNELS = ("patched", "stock", "revert")
 def default_obj():
     """The kernel build the tests use: --obj, else VMFORK_OBJ (the debug
     build, set by make test-debug for every phase), else build/obj."""
-    return OBJ or os.environ.get("VMFORK_OBJ") or os.path.join(BUILD, "obj")
+    return RUN.obj or os.environ.get("VMFORK_OBJ") or os.path.join(BUILD, "obj")
 
 
 def obj_of(kernel):
     """The build of a kernel by role: patched is --obj (make test-debug's
     kernel there), stock the base, revert the series without its check."""
     return {"stock": STOCK_OBJ, "revert": REVERT_OBJ}.get(kernel) or default_obj()
+
+
+def kernel_config(obj=None):
+    """obj's .config as a set of lines ("CONFIG_KASAN=y", ...)."""
+    with open(os.path.join(obj or default_obj(), ".config")) as f:
+        return {l.strip() for l in f}
 
 
 def kernel_path(obj=None):
@@ -197,8 +206,8 @@ def probe_accel(kernel, initrd):
     ordinary guests hang, so its presence alone proves nothing.
     """
     cache = os.path.join(BUILD, "accel")
-    if ACCEL:
-        return ACCEL
+    if RUN.accel:
+        return RUN.accel
     if os.path.exists(cache):
         with open(cache) as f:
             return f.read().strip()

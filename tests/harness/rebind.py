@@ -45,11 +45,6 @@ def bound(g, how=""):
     return w[0], w[-1]
 
 
-def kconfig():
-    with open(os.path.join(qemu.default_obj(), ".config")) as f:
-        return set(l.strip() for l in f)
-
-
 def sweep(g, name):
     """Bind with each allocation of the probe failed in turn; ends bound."""
     lines = g.run("vmgenid sweep-bind", timeout=600)
@@ -161,7 +156,7 @@ def main(a):
         return console.report([console.verdict(*r) for r in out])
     name = a.test_name = "reload" if a.module else "nowatch" if a.no_watch else "rebind"
     up = MODES[name][2]
-    cfg = kconfig()
+    cfg = qemu.kernel_config()
     if name == "reload" and "CONFIG_VMGENID=m" not in cfg:
         print("FAIL reload: %s has vmgenid built in: reload needs CONFIG_VMGENID=m"
               % qemu.default_obj())
