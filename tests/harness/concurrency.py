@@ -6,7 +6,9 @@ A chain of --forks restores with new GUIDs from a snapshot of the busy
 source. Each clone must reseed once, make a new WireGuard handshake and
 pass traffic again within --wait s, answer record requests, keep its
 load running, and show no kernel bug or stall on its console; the first
-clone's records differ from those of a fresh-GUID sibling of it.
+clone's records differ from those of a fresh-GUID sibling of it (under
+load even same-GUID clones may draw in another order, so this shows that
+nothing repeated here, not the reseed: the window phases have a control).
 """
 import os
 import time

@@ -87,7 +87,8 @@ def main(a):
         tries = fleet.retry("fork-demo", 3, attempt, lambda r: r[2] == 3,
                             lambda r: "fresh GUIDs %d of 3 records alike, %d of 2 reseed lines" % r[:2])
     # Fresh clones of every try count, the control of the last.
-    new_alike, new_reseeds = max(r[0] for r in tries), min(r[1] for r in tries)
+    new_alike = max(r[0] for r in tries)
+    new_reseeds = next((r[1] for r in tries if r[1] != 2), 2)  # the first try that was off
     same_alike, same_reseeds = tries[-1][2:]
     # The demo shows the claim only if the control shows the opposite.
     ok = (new_alike, new_reseeds, same_alike, same_reseeds) == (0, 2, 3, 0)

@@ -156,12 +156,15 @@ class Runner:
                 p = None
                 log.write("%s\n" % e)
             if p:
-                threading.Thread(target=_feed, args=(p.stdout, lines)).start()
+                threading.Thread(target=_feed, args=(p.stdout, lines), daemon=True).start()
             limit, killed = LIMITS.get(name, LIMIT) * self.slow, False
             while p:
                 if not killed and time.monotonic() - t0 > limit:
                     os.killpg(p.pid, signal.SIGKILL)  # its QEMUs too: one process group
-                    killed = True
+                    killed = time.monotonic()
+                # Something that left the group may hold the pipe: not for long.
+                if killed and p.poll() is not None and time.monotonic() - killed > 10:
+                    break
                 try:
                     line = lines.get(timeout=2)
                 except queue.Empty:

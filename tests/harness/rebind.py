@@ -24,7 +24,6 @@ count the fork once it is notified (their records are asked after the
 reseed line), same-GUID clones repeat.
 """
 import os
-import re
 import time
 
 from . import console, fleet, qemu
@@ -126,10 +125,10 @@ def stock_oops(fl, src, out):
     snap = src.snapshot(fl.snapfile("src"))
     src.quit()
     u = fl.clone("unbound", snap)
-    u.wait_console(r"RIP: \S+:(?:0x)?([0-9a-f]+)", 20)
+    # A raw address without kallsyms (these kernels), else a symbol.
+    rip = u.wait_console(r"RIP: \S+:(?:0x([0-9a-f]+)|([\w.]+)\+)", 20)
     text = console.read(u.console)
-    rip = re.search(r"RIP: \S+:(?:0x)?([0-9a-f]+)", text)
-    where = symbol(qemu.STOCK_OBJ, int(rip.group(1), 16))
+    where = rip.group(2) or symbol(qemu.STOCK_OBJ, int(rip.group(1), 16))
     oops = "BUG: kernel NULL pointer dereference" in text and "Workqueue: kacpi_notify" in text
     out.append(("rebind-stock-oops", state == "no" and oops and where.startswith("vmgenid_notify"),
                 "unbound %s, then forked: %s in %s from kacpi_notify; want a NULL dereference "

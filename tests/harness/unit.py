@@ -108,6 +108,8 @@ class Judges(unittest.TestCase):
         # Clean pairs beside a control that did not repeat do not count.
         self.assertEqual(ok([([clean, clean], [clean]), ([clean], [hit])]), [True, False])
         self.assertEqual(ok([([clean, clean], [clean])]), [False, False])
+        # One repeating control pair of three makes the try count.
+        self.assertEqual(ok([([clean, clean], [clean, hit, clean])]), [True, True])
         self.assertAlmostEqual(window.reach(10), 0.259, places=3)
 
     def test_window_revert(self):

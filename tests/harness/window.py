@@ -4,8 +4,8 @@ Busy consumers (getrandom, /dev/urandom, the vDSO, in-kernel get_random_u32()
 and get_random_u64()) run across a stopped snapshot; pairs of clones are
 restored from it and their outputs after the snapshot compared (tests/harness/
 busy.py). Requires, per interface:
-  both, same GUID      a try whose control pairs all repeat (no fork, no
-                       change: the comparison can see a repeat)
+  both, same GUID      a try where a control pair repeats (no fork, no
+                       change: the comparison can see a repeat there)
   stock, new GUIDs     some pair repeats (the window this series closes):
                        on each interface, in any try
   patched, new GUIDs   no pair repeats anything, in any try; and at least
@@ -32,15 +32,20 @@ import sys
 
 from . import busy, console
 
-STOCK_PAIRS, STOCK_TRIES, PATCHED_TRIES = 3, 5, 3
+STOCK_PAIRS, STOCK_TRIES, PATCHED_TRIES = 3, 5, 4
+# Same-GUID pairs per try. Busy consumers share each CPU's crng, and two
+# identical clones can hand its outputs to them in another order: one
+# getrandom() control pair in two repeats nothing. Three make a try whose
+# control shows nothing rare (measured: 3 of 5 single pairs differed).
+CONTROL = 3
 Opts = collections.namedtuple("Opts", "name profile ifaces pairs")
 
 
 def valid(tries):
-    """The tries whose same-GUID pairs all repeated: only they can show a
+    """The tries where a same-GUID pair repeated: only they can show a
     fork's effect (a try whose control differs met the crng's own reseed, or
     its consumers drew in another order)."""
-    return [(f, c) for f, c in tries if c and all(p[0] for p in c)]
+    return [(f, c) for f, c in tries if any(p[0] for p in c)]
 
 
 def reach(n):
@@ -57,7 +62,7 @@ def verdicts(o, kernel, tries):
         allctl = [p for _, c in tries[iface] for p in c]
         fresh = [p for f, _ in tries[iface] for p in f]
         out.append(("%s-%s-control-%s" % (o.name, kernel, iface), bool(valid(tries[iface])),
-                    "same GUID: %s over %d tries; want a try whose control pairs all repeat" %
+                    "same GUID: %s over %d tries; want a try where one repeats" %
                     (busy.cell(allctl), len(tries[iface]))))
         if kernel == "stock":
             # A repeat between fresh GUIDs is the window whichever try
@@ -113,7 +118,7 @@ def run(o, kernel):
         # one laps its ring); too few outputs fails the phase.
         # vdso-call: 16 outputs a call, the cut one first; 32 calls do.
         m = 64 if o.profile == "vdso-call" else 1024
-        res, _ = busy.bench(kernel, want, 1, 0, m, run=0.25, profile=o.profile,
+        res, _ = busy.bench(kernel, want, CONTROL, 0, m, run=0.25, profile=o.profile,
                             early=busy.EARLY + 3 * t)
         for iface in o.ifaces:
             tries[iface].append((res["fresh"][iface], res["control"][iface]))
