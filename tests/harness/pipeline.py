@@ -82,7 +82,8 @@ PHASES = (
 # test-debug's kernels are three times slower.
 LIMIT = 900
 LIMITS = {"setup": 1800, "tree": 1200, "build": 2400, "build-stock": 2400, "build-arm64": 1200,
-          "build-revert": 2400,
+          "build-revert": 2400, "window": 1500, "vdso-only": 1500, "vdso-call": 1500,
+          "window-revert": 1500,
           "initramfs": 1200, "gates": 2400, "gate-fixtures": 1200}
 SHOWN = re.compile(r"^(PASS|FAIL|SKIP) |^\[|error")
 HEARTBEAT = 30
