@@ -17,8 +17,6 @@ import time
 from . import console, qemu
 
 
-
-
 class GuestError(Exception):
     pass
 
