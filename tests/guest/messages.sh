@@ -3,6 +3,7 @@
 # scripts source this file, tests/harness/console.py reads it.
 # drivers/char/random.c
 RESEED="crng reseeded due to virtual machine fork"
+EARLY_REKEY="early crng rekeyed due to virtual machine fork"
 CRNG_READY="crng init done"
 # drivers/virt/vmgenid.c
 UNCHANGED="notified, but the generation ID did not change"

@@ -9,6 +9,8 @@ interface that reads it then:
               mixes the new ID into the pool, which the early key ignores)
   same GUID   every record alike (the control: no fork, no change)
 Every clone must still report the crng not ready, or nothing was measured.
+Patched clones with new GUIDs log the early key's replacement, never a
+reseed of a crng that is not ready.
 With --kernel stock (the base), new GUIDs must repeat (the positive
 control, in the same run).
 """
@@ -30,6 +32,13 @@ def insecure(g):
             raise fleet.GuestError("%s: bad record line %r" % (g.name, parts))
         recs.append(parts[3])
     return recs, g.request_value("state", "STATE") == "ready=1"
+
+
+def told(g):
+    """A fresh clone's fork log lines: (early rekeys, reseeds)."""
+    if not g.name.startswith("fresh"):
+        return 0, 0
+    return len(g.reseed_lines(True, console.EARLY_REKEY)), len(g.console_lines(console.RESEED))
 
 
 def add_args(p):
@@ -56,13 +65,15 @@ def main(a):
             _, ready = insecure(src)
             if ready:
                 raise fleet.GuestError("src: the crng is ready: nothing early to fork")
-            got = fl.pairs(src.snapshot(fl.snapfile("src%d" % t)), guid, insecure, str(t))
+            got = fl.pairs(src.snapshot(fl.snapfile("src%d" % t)), guid,
+                           lambda g: insecure(g) + told(g), str(t))
             late = [n for n in got if got[n][1]]
             if late:
                 raise fleet.GuestError("clone(s) %s: the crng became ready: nothing measured"
                                       % ", ".join(late))
-            return [sum(x == y for x, y in zip(got[a][0], got[b][0]))
-                    for a, b in (("fresh1", "fresh2"), ("same1", "same2"))]
+            alike = [sum(x == y for x, y in zip(got[a][0], got[b][0]))
+                     for a, b in (("fresh1", "fresh2"), ("same1", "same2"))]
+            return alike + [[got[n][2:] for n in ("fresh1", "fresh2")]]
 
         tries = fleet.retry("early", TRIES, attempt, lambda r: r[1] == NREC,
                             lambda r: "new GUIDs %d of %d records alike" % (r[0], NREC))
@@ -76,6 +87,11 @@ def main(a):
         out.append((name + "-diverge", not any(fresh),
                     "new GUIDs: %s of %d GRND_INSECURE records alike in %d tries, crng not ready; "
                     "want 0" % ("/".join(map(str, fresh)), NREC, len(tries))))
+    if not repeats:
+        logs = [x for r in tries for x in r[2]]
+        out.append((name + "-logged", all(e == 1 and r == 0 for e, r in logs),
+                    "new GUIDs, (early rekey, reseed) lines per clone: %s; want (1, 0) each"
+                    % " ".join("(%d, %d)" % x for x in logs)))
     out.append((name + "-control", same == NREC,
                 "same GUID: %d of %d alike; want all" % (same, NREC)))
     return console.report([console.verdict(*r) for r in out])

@@ -176,14 +176,14 @@ class Guest:
         with open(self.console, errors="replace") as f:
             return [line.rstrip() for line in f if text in line]
 
-    def reseed_lines(self, forked=True):
-        """This restore's reseed lines. The kernel logs from a worker after
-        it acted on the fork, so a clone can answer before its line is out:
-        wait up to 10 s for one after a fork, 2 s where none is expected, so
-        that a line counted missing is missing and not late."""
+    def reseed_lines(self, forked=True, text=console.RESEED):
+        """This restore's reseed lines (or text's). The kernel logs from a
+        worker after it acted on the fork, so a clone can answer before its
+        line is out: wait up to 10 s for one after a fork, 2 s where none is
+        expected, so that a line counted missing is missing and not late."""
         end = time.monotonic() + (10 if forked else 2)
         while True:
-            lines = self.console_lines(console.RESEED)
+            lines = self.console_lines(text)
             if lines or time.monotonic() >= end:
                 return lines
             time.sleep(0.05)
