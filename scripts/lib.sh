@@ -57,6 +57,20 @@ identity_env() {
 }
 identity_env
 
+# placeholder "Name <addr>": true for an identity no person answers at:
+# the project's own, the example domains and reserved names of RFC 2606
+# and 6761, noreply addresses. The kernel takes no anonymous contribution
+# (Documentation/process/submitting-patches.rst, the DCO).
+placeholder() {
+	local a=${1,,}
+	a=${a##*<} a=${a%%>*}
+	case $a in
+	"$PROJECT_EMAIL" | *@example.* | *.example.com | *.example.net | *.example.org | \
+	*.example | *.invalid | *.test | *.localhost | *@localhost | *noreply* | *no-reply*) return 0 ;;
+	esac
+	[[ $a != *@* ]]
+}
+
 need_tree() {
 	[ -d "$TREE/.git" ] || die "no kernel tree at $TREE: run 'make tree' first"
 }
