@@ -71,6 +71,34 @@ placeholder() {
 	[[ $a != *@* ]]
 }
 
+# need_pkgs PKG...: install the Debian packages of the list that are
+# missing (host apt: bookworm's own packages, never a newer suite's).
+need_pkgs() {
+	local p missing='' none='' cmd
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing="$missing $p"
+	done
+	if [ -z "$missing" ]; then
+		say "all $# packages present"
+		return 0
+	fi
+	cmd="apt-get install -y --no-install-recommends$missing"
+	[ "$(id -u)" = 0 ] || die "missing packages:$missing; run as root: apt-get update && $cmd"
+	say "installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q >/dev/null || die "apt-get update failed; check /etc/apt/sources.list"
+	# A name apt has no candidate for would only fail the install as a
+	# whole: name it, and what to do.
+	for p in $missing; do
+		apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [^(]' || none="$none $p"
+	done
+	[ -z "$none" ] || die "cannot be installed, not in the apt sources:$none (check the name, or add its source)"
+	$cmd >"${TMPDIR:-/tmp}/vmfork-apt.log" 2>&1 ||
+		die "'$cmd' failed; see ${TMPDIR:-/tmp}/vmfork-apt.log"
+	say "installed:$missing"
+}
+
 need_tree() {
 	[ -d "$TREE/.git" ] || die "no kernel tree at $TREE: run 'make tree' first"
 }

@@ -48,6 +48,8 @@ PHASES = (
     # (vdso_test_chacha under TCG), beside guests that time nothing.
     ("vdso-selftests", "&d", "tests/vmtest guest vdso-selftests"),
     ("kselftest-stock", "", "tests/vmtest guest kselftest-stock"),
+    ("vmclock", "", "tests/vmtest guest vmclock"),
+    ("vmclock-absent", "", "tests/vmtest guest vmclock-absent"),
     ("kunit", "d", "tests/vmtest kunit"),
     ("firmware", "d", "tests/vmtest firmware"),
     ("join", "", ""),

@@ -6,8 +6,8 @@ import os
 
 from . import boot, qemu
 
-# name: kernel ("stock": the base kernel), guest tests, console log, and
-# optionally a result that must be a SKIP whose reason says something:
+# name: kernel ("stock": the base kernel), guest tests, console log, more
+# QEMU arguments, and optionally a result that must be a SKIP whose reason says something:
 # (result, words in its reason, the PASS line that reports it).
 PROFILES = {
     "boot": {"run": "smoke", "log": "boot.log"},
@@ -17,6 +17,11 @@ PROFILES = {
     # which has no such file: proof that its PASS on the patched one means something.
     "kselftest-stock": {"kernel": "stock", "run": "kselftest-random", "log": "stock-kselftest.log",
                         "skip": ("kselftest-fork_events", "not present", "kselftest-skips-on-stock")},
+    # vmclock (QEMU 10.0's -device vmclock) beside vmgenid; without the
+    # device its check must SKIP, so that its PASS means the device probed.
+    "vmclock": {"run": "smoke,vmclock", "log": "vmclock.log", "qemu": ("-device", "vmclock")},
+    "vmclock-absent": {"run": "vmclock", "log": "vmclock-absent.log",
+                       "skip": ("vmclock-probed", "no /dev/vmclock0", "vmclock-skips-without-device")},
 }
 
 
@@ -29,7 +34,7 @@ def main(a):
     obj = qemu.STOCK_OBJ if prof.get("kernel") == "stock" else a.obj
     # An expected SKIP is reported by its own PASS line, not shown as a SKIP.
     ok, results = boot.run(prof["run"], obj, log=os.path.join(qemu.BUILD, "logs", prof["log"]),
-                           show="skip" not in prof)
+                           extra=prof.get("qemu", ()), show="skip" not in prof)
     if "skip" not in prof:
         return 0 if ok and results and all(r.status != "FAIL" for r in results) else 1
     name, words, line = prof["skip"]

@@ -29,6 +29,14 @@ STOCK_OBJ = os.path.join(BUILD, "obj-stock")
 # The series up to the patch that adds the RNG check (scripts/build-revert).
 REVERT_OBJ = os.path.join(BUILD, "obj-revert")
 KERNELS = ("patched", "stock", "revert")
+# The one QEMU every guest runs on (scripts/getqemu: 10.0, for vmclock).
+QEMU = os.path.join(BUILD, "qemu", "bin", "qemu-system-x86_64")
+
+
+def qemu_bin():
+    if not os.access(QEMU, os.X_OK):
+        raise RuntimeError("no QEMU at %s: run scripts/getqemu (make deps)" % QEMU)
+    return QEMU
 
 
 def default_obj():
@@ -83,7 +91,7 @@ def qemu_argv(kernel, initrd, append, accel, console_log, guid="auto",
 
     chardevs: socket paths for ttyS1.. (guest programs talk over these).
     """
-    argv = ["qemu-system-x86_64", "-machine", "q35,accel=" + accel,
+    argv = [qemu_bin(), "-machine", "q35,accel=" + accel,
             "-m", "256", "-smp", "2", "-nodefaults", "-display", "none",
             "-no-reboot", "-kernel", kernel, "-initrd", initrd,
             # The series' vDSO part is opt-in (vmgenid.vdso): on here,
