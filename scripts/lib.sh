@@ -42,6 +42,22 @@ papt() {
 		-o APT::Sandbox::User=root "$@"
 }
 
+# punpack DIR PKG...: packages of Debian's newer suites, downloaded through
+# papt into DIR/debs and unpacked into DIR/root, never installed (DIR is
+# made anew, with DIR/bin for the caller's wrappers). The lists are read
+# again once when a version is not in them; false if it is still missing.
+punpack() {
+	local dir=$1 d
+	shift
+	[ -s "$APT_DIR/sources.list" ] || "$TOP/scripts/getbase" --lists >/dev/null || die "no private package lists"
+	rm -rf "$dir" && mkdir -p "$dir/debs" "$dir/bin"
+	(cd "$dir/debs" && papt apt-get -q download "$@") >"$dir/download.log" 2>&1 || {
+		papt apt-get -q update >/dev/null 2>&1
+		(cd "$dir/debs" && papt apt-get -q download "$@") >"$dir/download.log" 2>&1
+	} || return 1
+	for d in "$dir"/debs/*.deb; do dpkg-deb -x "$d" "$dir/root"; done
+}
+
 # Authorship comes from whoever runs the tools; without a git identity,
 # the project's own identity is used (never an invented person). b4 reads
 # user.name/user.email from git config, hence GIT_CONFIG_* as well.

@@ -1,8 +1,8 @@
 #!/bin/sh
-# vmclock (drivers/ptp/ptp_vmclock.c) beside vmgenid: QEMU's -device
-# vmclock probes, its page reads back with the ABI's magic, and the
-# vmgenid driver and fork_events are still there. Without the device
-# the check SKIPs (tests/harness/profiles.py: vmclock-absent expects it).
+# vmclock (drivers/ptp/ptp_vmclock.c): QEMU's -device vmclock probes and
+# its page reads back with the ABI's magic. The vmclock profile runs it
+# after smoke, and the fork_events kselftest, whose checks then hold beside
+# vmclock. Without the device it SKIPs (the vmclock-absent profile).
 # shellcheck source=tests/guest/ktap.sh
 . /tests/ktap.sh
 D=/dev/vmclock0
@@ -16,10 +16,4 @@ if [ "$magic" = 56434c4b ]; then
 	ok vmclock-probed "($D reads magic $magic)"
 else
 	fail vmclock-probed "$D reads '$magic', not VCLK (56434c4b)"
-fi
-if /tests/vmgenid.sh >/tmp/vmgenid.out && grep -q '^BOUND yes' /tmp/vmgenid.out &&
-	[ -r /proc/sys/kernel/random/fork_events ]; then
-	ok vmclock-beside-vmgenid "($(cat /tmp/vmgenid.out), fork_events $(cat /proc/sys/kernel/random/fork_events))"
-else
-	fail vmclock-beside-vmgenid "vmgenid: $(cat /tmp/vmgenid.out); fork_events: $(ls /proc/sys/kernel/random/fork_events 2>&1)"
 fi

@@ -7,8 +7,9 @@ import os
 from . import boot, qemu
 
 # name: kernel ("stock": the base kernel), guest tests, console log, more
-# QEMU arguments, and optionally a result that must be a SKIP whose reason says something:
-# (result, words in its reason, the PASS line that reports it).
+# QEMU arguments, and optionally a result that must be a SKIP whose
+# reason says something: (result, words in its reason, the PASS line
+# that reports it).
 PROFILES = {
     "boot": {"run": "smoke", "log": "boot.log"},
     "smoke": {"run": "smoke,kselftest-random,perm", "log": "boot.log"},
@@ -17,9 +18,10 @@ PROFILES = {
     # which has no such file: proof that its PASS on the patched one means something.
     "kselftest-stock": {"kernel": "stock", "run": "kselftest-random", "log": "stock-kselftest.log",
                         "skip": ("kselftest-fork_events", "not present", "kselftest-skips-on-stock")},
-    # vmclock (QEMU 10.0's -device vmclock) beside vmgenid; without the
-    # device its check must SKIP, so that its PASS means the device probed.
-    "vmclock": {"run": "smoke,vmclock", "log": "vmclock.log", "qemu": ("-device", "vmclock")},
+    # vmclock (QEMU 10.0's -device vmclock) beside vmgenid: smoke's checks
+    # in the same guest; without the device the vmclock check must SKIP,
+    # so that its PASS means the device probed.
+    "vmclock": {"run": "smoke,kselftest-random,vmclock", "log": "vmclock.log", "qemu": ("-device", "vmclock")},
     "vmclock-absent": {"run": "vmclock", "log": "vmclock-absent.log",
                        "skip": ("vmclock-probed", "no /dev/vmclock0", "vmclock-skips-without-device")},
 }
