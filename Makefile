@@ -16,9 +16,9 @@ base: deps  ## build/base: Debian's linux-source at patches/base-version (privat
 	@scripts/getbase
 rebase: deps  ## record the newest linux-source Debian ships as the base (then port: README)
 	@scripts/getbase --newest
-tree: base  ## build/linux: Debian base + b4 branch + patches/ applied
+tree: base  ## build/linux: Debian base + one b4 branch per series of patches/series, stacked
 	@scripts/mktree
-export:  ## write the branch back to patches/ and cover-letter.txt
+export:  ## write the series branches back to patches/NAME/
 	@scripts/export
 build: tree  ## configure (tinyconfig + configs/) and build the patched kernel
 	@scripts/build
@@ -32,7 +32,7 @@ fork-demo: build initramfs  ## fork a running guest: two clones and a control
 	@mkdir -p build/logs && tests/vmtest fork-demo | tee build/logs/fork-demo.txt
 report:  # short summary of the last main job
 	@scripts/report
-check: tree  ## static-analysis gates on the series (SERIES=dir|mbox for another)
+check: tree  ## static-analysis gates on the stack (SERIES=NAME for one series, SERIES=dir|mbox for another)
 	@checks/run $(SERIES)
 test:  ## every gate and test (its first phase installs packages); ends with 'N passed, N failed'
 	@command -v python3 >/dev/null || scripts/deps; tests/vmtest test
@@ -44,10 +44,10 @@ bench-fork: build build-stock initramfs  ## duplicated outputs across clones (us
 	@tests/vmtest bench-fork $(ARGS)
 bench-rng: build build-stock initramfs  ## getrandom(2) and get_random_u32/u64() throughput: patched/stock ratios
 	@scripts/build-bench && tests/vmtest bench-rng
-send: tree  ## gates, smoke test, then write the submission with b4 (never sent); AUTHOR="Name <email>" to sign it
+send: tree  ## gates, smoke test, then write each series with b4 (never sent); AUTHOR="Name <email>" to sign it, SERIES=NAME for one
 	@scripts/send
-reroll:  ## after sending vN: tag it sent/vmfork-vN and start vN+1
-	@scripts/reroll
+reroll:  ## after sending: tag each series written as sent (vN) and start vN+1 (SERIES=NAME: only it)
+	@scripts/reroll $(SERIES)
 
 .PHONY: all help deps base rebase tree export build build-stock initramfs boot fork-demo \
 	report check test test-debug test-revert bench-fork bench-rng send reroll

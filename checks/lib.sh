@@ -25,8 +25,9 @@ trap 'rm -rf "$WORK"' EXIT
 CHECK_BASE=$(git -C "$CHECK_TREE" rev-parse --verify -q "$CHECK_BASE^{commit}") || { echo "FAIL $GATE: bad base commit"; exit 2; }
 CHECK_HEAD=$(git -C "$CHECK_TREE" rev-parse --verify -q "$CHECK_HEAD^{commit}") || { echo "FAIL $GATE: bad head commit"; exit 2; }
 
-# Commits of the series, oldest first.
-series() { git -C "$CHECK_TREE" rev-list --reverse "$CHECK_BASE..$CHECK_HEAD"; }
+# Commits of the series, oldest first; b4's empty cover commits (a stack
+# of series holds one per series) carry no patch and are left out.
+series() { git -C "$CHECK_TREE" rev-list --reverse --invert-grep --grep="$COVER_MARK" "$CHECK_BASE..$CHECK_HEAD"; }
 # .c files the series adds or modifies (deleted files have nothing to check).
 touched_c() { git -C "$CHECK_TREE" diff --name-only --diff-filter=AM "$CHECK_BASE" "$CHECK_HEAD" -- '*.c'; }
 exists_at() { git -C "$CHECK_TREE" cat-file -e "$1:$2" 2>/dev/null; }

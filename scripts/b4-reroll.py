@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Mark the series revision written by 'b4 send -o' as sent and reroll.
 
-b4 0.12's 'prep --manual-reroll' fetches the thread from lore, which this
+b4's 'prep --manual-reroll' fetches the thread from lore, which this
 machine cannot reach; b4 send does the same job after a real send by
 calling b4.ez.reroll() with the cover letter it sent, which is what this
 does with the cover letter that 'b4 send -o' wrote.
-usage (in the kernel tree): b4-reroll.py COVER.eml
+usage (in the kernel tree, on the series' branch; PYTHONPATH: b4 0.14's):
+    b4-reroll.py COVER.eml
 """
+import argparse
 import email
 import email.policy
 import logging
@@ -22,6 +24,8 @@ def main():
     msgid = msg["Message-Id"].strip().strip("<>")
     body = msg.get_body(("plain",)).get_content()
     tag_msg = "%s\n\n%s" % (msg["Subject"], body)
+    # What b4's own commands set up first (its user config included).
+    b4.setup_config(argparse.Namespace(config=None))
     b4.logger.addHandler(logging.StreamHandler())
     b4.logger.setLevel(logging.INFO)
     b4.ez.reroll(b4.git_get_current_branch(None), tag_msg, msgid)

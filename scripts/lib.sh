@@ -13,8 +13,16 @@ BASE_VERSION=${BASE_VERSION:-$(cat "$PATCHES/base-version" "$TOP/patches/base-ve
 SRCPKG=linux-source-$(echo "$BASE_VERSION" | cut -d. -f1,2)
 TARBALL=${TARBALL:-$BUILD/base/$SRCPKG-$BASE_VERSION.tar.xz}
 BASE_TAG=vmfork-base
-SERIES=vmfork
-BRANCH=b4/$SERIES
+# The work is sent as a stack of series: patches/series names them in the
+# order they apply. Each is a directory patches/NAME (its patches,
+# cover-letter.txt, b4-tracking) and a b4 branch b4/NAME in build/linux,
+# forked from the tip of the one before; BRANCH, the top, holds them all.
+series_names() { sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$PATCHES/series" 2>/dev/null; }
+BRANCH=b4/$(series_names | tail -1)
+# b4 0.14, unpacked by scripts/gettools (series dependencies).
+B4=$BUILD/tools/bin/b4
+# shellcheck disable=SC2034 # for the scripts that source this
+B4_PY=$BUILD/tools/root/usr/lib/python3/dist-packages
 PROJECT_NAME=vmfork
 PROJECT_EMAIL=vmfork@example.org
 T0=${T0:-$(date +%s)}
@@ -118,20 +126,58 @@ need_pkgs() {
 need_tree() {
 	[ -d "$TREE/.git" ] || die "no kernel tree at $TREE: run 'make tree' first"
 }
+need_b4() {
+	[ -x "$B4" ] || "$TOP/scripts/gettools" >&2 || die "no b4 0.14 in ${B4%/*}: scripts/gettools failed"
+}
 
-# Commits of the series proper (after b4's empty cover commit), oldest first.
+# b4's empty cover commit of series NAME (default: the top one), which
+# holds its cover letter and b4's tracking data.
+COVER_MARK='^--- b4-submit-tracking ---$'
 cover_commit() {
-	git -C "$TREE" log --format='%H' --grep='^--- b4-submit-tracking ---' -1 "$BASE_TAG..$BRANCH"
+	git -C "$TREE" log --format='%H' --grep="$COVER_MARK" -1 "$BASE_TAG..b4/${1:-${BRANCH#b4/}}" 2>/dev/null
+}
+# cover_field TREE COMMIT KEY: a value (change-id, revision...) of the b4
+# tracking data in cover commit COMMIT; series_field NAME KEY: in series NAME's.
+cover_field() {
+	git -C "$1" log -1 --format=%B "$2" | sed '1,/^--- b4-submit-tracking ---$/d' | grep -v '^#' |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["series"][sys.argv[1]])' "$3"
+}
+series_field() { cover_field "$TREE" "$(cover_commit "$1")" "$2"; }
+# stand_in_tags: b4 expands a series' prerequisite-change-id from the tag
+# a real send leaves (sent/CHANGE-ID-vN), else from lore, out of reach
+# here. For each series without one, such a tag on its branch (patch-ids
+# do not depend on authorship), named in $STAND_IN_TAGS for drop_stand_ins.
+stand_in_tags() {
+	local s c cid rev tag
+	STAND_IN_TAGS=
+	for s in $(series_names); do
+		c=$(cover_commit "$s")
+		cid=$(cover_field "$TREE" "$c" change-id) rev=$(cover_field "$TREE" "$c" revision)
+		tag=sent/$cid-v$rev
+		git -C "$TREE" rev-parse -q --verify "refs/tags/$tag" >/dev/null && continue
+		git -C "$TREE" tag -a "$tag" "b4/$s" -m "$s v$rev (stand-in: not sent)" \
+			-m "base-commit: $(git -C "$TREE" rev-parse "$c^")
+change-id: $cid" && STAND_IN_TAGS="$STAND_IN_TAGS $tag"
+	done
+}
+drop_stand_ins() {
+	local t
+	for t in ${STAND_IN_TAGS:-}; do git -C "$TREE" tag -d "$t" >/dev/null 2>&1 || :; done
+	STAND_IN_TAGS=
+}
+
+# The commits of the stack that carry patches, oldest first: b4's cover
+# commits left out.
+stack_commits() {
+	git -C "$TREE" log --reverse --format=%H --invert-grep --grep="$COVER_MARK" "$BASE_TAG..$BRANCH"
 }
 
 # One line per commit, "patch-id:message-hash", so a series can be compared
 # across trees (patch-id) and an edit to a commit message alone is still
 # seen as work to export (message hash, with the author).
 series_patch_ids() {
-	local c
-	c=$(cover_commit)
-	[ -n "$c" ] || die "$TREE: branch $BRANCH is not b4-enrolled (no cover commit)"
-	git -C "$TREE" log --reverse --format=%H "$c..$BRANCH" | while read -r h; do
+	[ -n "$(cover_commit)" ] || die "$TREE: branch $BRANCH is not b4-enrolled (no cover commit)"
+	git -C "$TREE" log --reverse --format=%H --invert-grep --grep="$COVER_MARK" "${1:-$BASE_TAG}..$BRANCH" | while read -r h; do
 		id=$(git -C "$TREE" show "$h" | git patch-id --stable | cut -d' ' -f1)
 		msg=$(git -C "$TREE" log -1 --format='%an <%ae>%n%B' "$h" | sha1sum | cut -c1-12)
 		# An empty commit has no patch-id, but it is still work to export.
@@ -139,16 +185,32 @@ series_patch_ids() {
 	done
 }
 
+# The stack in build/linux, one line per series ("NAME cover-hash", or
+# "NAME unstacked" when its branch is missing or not on the one below) and
+# per commit ("patch-id:message-hash"): order, cover letters, patches and
+# messages, so that work never exported shows.
+stack_state() {
+	local name c prev=$BASE_TAG
+	for name in $(series_names); do
+		c=$(cover_commit "$name")
+		if [ -z "$c" ] || [ "$(git -C "$TREE" rev-parse "$c^")" != "$(git -C "$TREE" rev-parse "$prev")" ]; then
+			echo "$name unstacked"
+			return 0
+		fi
+		echo "$name $(git -C "$TREE" log -1 --format=%B "$c" | trim_blank | sha1sum | cut -c1-12)"
+		BRANCH=b4/$name series_patch_ids "$c"
+		prev=b4/$name
+	done
+}
+# Trailing blank lines off (stdin to stdout).
+trim_blank() { sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'; }
+
 ccache_env() {
 	export CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=1
 	export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
 	command -v ccache >/dev/null && MAKE_CC="CC=ccache gcc HOSTCC=ccache gcc" || MAKE_CC=
 }
 
-# b4's revision number of the series in tree $1 (b4 logs it on stderr).
-series_revision() {
-	(cd "${1:-$TREE}" && b4 --offline-mode prep --show-revision 2>&1) | sed -n 's/^v\([0-9]*\)$/\1/p'
-}
 
 # progress PID FORMAT CMD [ARG]: while PID runs, print FORMAT (printf, with
 # CMD's output and ARG) every 25 s, so that no long step is silent for 30 s
