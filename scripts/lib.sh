@@ -166,6 +166,32 @@ drop_stand_ins() {
 	STAND_IN_TAGS=
 }
 
+# cover_part text|tracking: of a cover commit's message (stdin), the
+# cover letter or b4's tracking data (from its marker on).
+cover_part() {
+	if [ "$1" = text ]; then sed '/^--- b4-submit-tracking ---$/,$d'; else sed -n '/^--- b4-submit-tracking ---$/,$p'; fi |
+		trim_blank
+}
+# copies_worktree DIR PREFIX: b4 rewrites the branch it edits a cover on
+# (auto-to-cc, reroll) or sends from, which would unstack the series above:
+# callers work on copies PREFIX/NAME of b4/NAME, checked out in DIR, a
+# throwaway worktree at the base that drop_copies removes with the copies
+# and any stand-in tags (on exit too).
+copies_worktree() {
+	COPIES_WT=$1 COPIES_PREFIX=$2
+	drop_copies
+	trap drop_copies EXIT
+	git -C "$TREE" worktree add -q --detach "$1" "$BASE_TAG" || die "cannot add worktree $1"
+	cp "$TOP/.b4-config" "$1/.b4-config"
+}
+drop_copies() {
+	local s
+	# set -e: a missing worktree, branch or tag is not an error here.
+	git -C "$TREE" worktree remove --force "$COPIES_WT" 2>/dev/null || :
+	for s in $(series_names); do git -C "$TREE" branch -q -D "$COPIES_PREFIX/$s" 2>/dev/null || :; done
+	drop_stand_ins
+}
+
 # The commits of the stack that carry patches, oldest first: b4's cover
 # commits left out.
 stack_commits() {
