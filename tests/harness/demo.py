@@ -68,12 +68,12 @@ def main(a):
     with fleet.Fleet(tag="demo") as fl:
         src = fl.boot("src")
         guid = src.guid()
-        # About one snapshot in six, early in boot, has the crng's own
-        # reseed timer due at the resume, and then even the control pair
-        # differs: the demo then resumes the source and forks it again.
+        # Early in boot the crng's own reseed timer is often due at the
+        # resume, and then even the control pair differs: the demo then
+        # lets the source run on, longer each time, and forks it again.
         def attempt(t):
             if t:
-                src.run_on()
+                src.run_on(t)
                 print("\n[fork-demo] the control pair differed (the crng's early reseed timer):"
                       " forking again")
             src.records(3)

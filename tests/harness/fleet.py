@@ -140,13 +140,17 @@ class Guest:
             time.sleep(0.05)
         raise GuestError("%s: not running %ds after start" % (self.name, timeout))
 
-    def run_on(self, seconds=1.0):
-        """Resume a source after a snapshot whose clones' control pair
-        differed, and let it run: early in boot the crng reseeds itself
-        every second or so, and a snapshot taken again at once (the guest's
-        clock stood still) meets the same reseed at the resume."""
+    def run_on(self, t):
+        """Resume a source after try t's clones' control pair differed, and
+        let it run before the next snapshot. Until 30 s of uptime the crng
+        reseeds itself every max(1 s, uptime / 2) (crng_reseed_interval()),
+        then each minute; a reseed due between a clone's resume and its
+        records makes even same-GUID clones differ. So each retry runs on
+        longer: the next snapshot lands where reseeds are further apart,
+        the third past 30 s (a CI run had three tries at 2, 3 and 4 s of
+        uptime all differ when each ran on one second)."""
         self.qmp.cmd("cont")
-        time.sleep(seconds)
+        time.sleep(RUN_ON[min(t, len(RUN_ON) - 1)])
 
     def guid(self):
         return self.qmp.cmd("query-vm-generation-id")["guid"]
@@ -208,6 +212,10 @@ class Guest:
             err = f.read().strip()
         return ("--- %s: %s\n%s%s" % (self.name, " ".join(self.argv),
                 qemu.tail(self.console, 15), ("stderr: " + err + "\n") if err else ""))
+
+
+# Seconds a source runs on before retry t's snapshot (Guest.run_on).
+RUN_ON = (0, 6, 30)
 
 
 def retry(tag, tries, attempt, settled, show):

@@ -56,7 +56,7 @@ def fork_all(fl, t0, nrec):
     # snapshot, retaken (fleet.retry) when the control did not repeat.
     def attempt(t):
         if t:
-            src.qmp.cmd("cont")
+            src.run_on(t)
         got = {"hs0": src.value("wgpair hs", "HS")}
         time.sleep(1.5)  # a new handshake must land in a later second than hs0
         src.records(3)

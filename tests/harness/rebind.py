@@ -173,7 +173,7 @@ def main(a):
 
         def attempt(t):
             if t:
-                u.run_on()
+                u.run_on(t)
             # A reseed that is due happens now, once, in the source, not
             # in each clone from its own interrupt timings (the nowatch
             # source has drawn nothing since boot: its controls differed).

@@ -25,13 +25,13 @@ def siblings(fl, g, snap, guid, mine, chain):
     A fresh-GUID sibling of the chain's snapshot must differ from the
     chain's own clone, a same-GUID pair must repeat. When the control
     differs (a crng reseed due at the snapshot), a fresh sibling and the
-    pair are retaken from a new snapshot of the chain's clone a second
+    pair are retaken from a new snapshot of the chain's clone taken
     later (fleet.retry); the chain itself goes on from where it was.
     """
     def attempt(t):
         nonlocal snap, guid, mine
         if t:
-            chain.run_on()
+            chain.run_on(t)
             chain.run("storm pause")
             snap = chain.snapshot(fl.snapfile("g%dctl%d" % (g, t)))
             guid = chain.guid()
