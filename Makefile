@@ -40,6 +40,8 @@ test-debug: tree  ## fork tests on a lockdep/KASAN/UBSAN kernel (slow)
 	@tests/run-debug
 test-revert: tree initramfs  ## the series without its RNG check must repeat where stock does (window, long-read); also in test-debug
 	@tests/vmtest test --only "build-revert window-revert long-read-revert"
+test-stable: tree initramfs  ## the fixes series backported to the previous Debian base (patches/stable-6.12): its bugs there, stock vs fixed
+	@tests/vmtest test --stable
 bench-fork: build build-stock initramfs  ## duplicated outputs across clones (user and in-kernel consumers): stock vs patched; ARGS="--pairs 5 ..." (tests/vmtest bench-fork --help)
 	@tests/vmtest bench-fork $(ARGS)
 bench-rng: build build-stock initramfs  ## getrandom(2) and get_random_u32/u64() throughput: patched/stock ratios
@@ -50,4 +52,4 @@ reroll:  ## after sending: tag each series written as sent (vN) and start vN+1 (
 	@scripts/reroll $(SERIES)
 
 .PHONY: all help deps base rebase tree export build build-stock initramfs boot fork-demo \
-	report check test test-debug test-revert bench-fork bench-rng send reroll
+	report check test test-debug test-revert test-stable bench-fork bench-rng send reroll

@@ -27,6 +27,7 @@ from . import console, qemu
 # background lane beside the phases up to the next join (host-only work
 # that takes neither the kernel build lock nor QEMU, or a guest that
 # times nothing); 'd' also runs in make test-debug, 'D' only there.
+# 'S' marks make test-stable's phases, run there only.
 # name, flags, command
 PHASES = (
     ("unit", "", "tests/vmtest unit"),
@@ -67,7 +68,7 @@ PHASES = (
     ("early-crng", "d", "tests/vmtest early-crng"),
     ("early-crng-stock", "", "tests/vmtest early-crng --kernel stock"),
     ("rebind", "d", "tests/vmtest rebind"),
-    ("rebind-stock", "", "tests/vmtest rebind --stock"),
+    ("rebind-stock", "", "tests/vmtest rebind --kernel stock"),
     ("nowatch", "d", "tests/vmtest rebind --no-watch"),
     # Needs vmgenid as a module: make test-debug's kernel.
     ("reload", "D", "tests/vmtest rebind --module"),
@@ -77,6 +78,15 @@ PHASES = (
     ("build-revert", "D", "scripts/build-revert"),
     ("window-revert", "D", "tests/vmtest window --kernel revert"),
     ("long-read-revert", "D", "tests/vmtest long-read --kernel revert"),
+    # make test-stable ('S' only): the fixes series backported to the
+    # previous Debian base, that base as shipped beside it.
+    ("stable-tree", "S", "scripts/stabletree"),
+    ("stable-build-stock", "S", "scripts/build-stable stock"),
+    ("stable-build", "S", "scripts/build-stable"),
+    ("rebind-stable-stock", "S", "tests/vmtest rebind --kernel stable-stock"),
+    ("rebind-stable", "S", "tests/vmtest rebind --kernel stable"),
+    ("early-crng-stable-stock", "S", "tests/vmtest early-crng --kernel stable-stock"),
+    ("early-crng-stable", "S", "tests/vmtest early-crng --kernel stable"),
 )
 # Every phase ends within its limit, or is killed and fails: a hung guest
 # or tool never holds CI until its own 90 minutes run out. Seconds, on 2
@@ -84,7 +94,8 @@ PHASES = (
 # test-debug's kernels are three times slower.
 LIMIT = 900
 LIMITS = {"setup": 1800, "tree": 1200, "build": 2400, "build-stock": 2400, "build-arm64": 1200,
-          "build-revert": 2400, "window": 1500, "vdso-only": 1500, "vdso-call": 1500,
+          "build-revert": 2400, "stable-tree": 1200, "stable-build-stock": 2400,
+          "stable-build": 2400, "window": 1500, "vdso-only": 1500, "vdso-call": 1500,
           "window-revert": 1500,
           "initramfs": 1200, "gates": 2400, "gate-fixtures": 1200}
 SHOWN = re.compile(r"^(PASS|FAIL|SKIP) |^\[|error")
@@ -94,25 +105,32 @@ HEARTBEAT = 30
 def add_args(p):
     p.add_argument("--only", default=os.environ.get("ONLY", ""), metavar="'PHASE ...'",
                    help="run these phases only, in the table's order (env ONLY)")
-    p.add_argument("--debug", action="store_true",
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--debug", action="store_true",
                    help="the phases for make test-debug's kernel (flags d and D)")
+    g.add_argument("--stable", action="store_true",
+                   help="make test-stable's phases (flag S): the fixes on the previous base")
 
 
-def selected(only="", debug=False):
+def suite(flags, debug=False, stable=False):
+    """Whether a phase with these flags is in make test (neither option),
+    make test-debug or make test-stable."""
+    if stable:
+        return "S" in flags
+    if debug:
+        return bool(set(flags) & set("dD"))
+    return not set(flags) & set("DS")
+
+
+def selected(only="", debug=False, stable=False):
     """The phases to run, in order, joins kept."""
     names = only.split()
     unknown = set(names) - {n for n, _, _ in PHASES if n != "join"}
     if unknown:
         raise ValueError("no such phase: %s (tests/harness/pipeline.py lists them)"
                          % " ".join(sorted(unknown)))
-    out = []
-    for name, flags, cmd in PHASES:
-        if name == "join":
-            out.append((name, flags, cmd))
-        elif names and name in names or not names and (
-                ("d" in flags or "D" in flags) if debug else "D" not in flags):
-            out.append((name, flags, cmd))
-    return out
+    return [(name, flags, cmd) for name, flags, cmd in PHASES if name == "join" or (
+        name in names if names else suite(flags, debug, stable))]
 
 
 def _feed(stream, lines):
@@ -217,12 +235,12 @@ class Runner:
 def main(a):
     t0 = int(os.environ.get("T0", time.time()))
     try:
-        phases = selected(a.only, a.debug)
+        phases = selected(a.only, a.debug, a.stable)
     except ValueError as e:
         print("test: %s" % e, file=sys.stderr)
         return 2
-    # make test-debug's results stay beside make test's.
-    results = os.path.join(qemu.BUILD, "results-debug" if a.debug else "results")
+    # make test-debug's and test-stable's results stay beside make test's.
+    results = os.path.join(qemu.BUILD, "results" + ("-debug" if a.debug else "-stable" if a.stable else ""))
     if not a.only:
         shutil.rmtree(results, ignore_errors=True)
     os.makedirs(results, exist_ok=True)

@@ -29,6 +29,11 @@ STOCK_OBJ = os.path.join(BUILD, "obj-stock")
 # The series up to the patch that adds the RNG check (scripts/build-revert).
 REVERT_OBJ = os.path.join(BUILD, "obj-revert")
 KERNELS = ("patched", "stock", "revert")
+# make test-stable's: the fixes backported to the previous base, and that
+# base as shipped (scripts/build-stable); only rebind and early-crng run there.
+STABLE_OBJ = os.path.join(BUILD, "obj-stable")
+STABLE_STOCK_OBJ = os.path.join(BUILD, "obj-stable-stock")
+STABLE_KERNELS = ("stable", "stable-stock")
 # The one QEMU every guest runs on (scripts/getqemu: 10.0, for vmclock).
 QEMU = os.path.join(BUILD, "qemu", "bin", "qemu-system-x86_64")
 
@@ -47,8 +52,10 @@ def default_obj():
 
 def obj_of(kernel):
     """The build of a kernel by role: patched is --obj (make test-debug's
-    kernel there), stock the base, revert the series without its check."""
-    return {"stock": STOCK_OBJ, "revert": REVERT_OBJ}.get(kernel) or default_obj()
+    kernel there), stock the base, revert the series without its check,
+    stable and stable-stock the previous base with and without the fixes."""
+    return {"stock": STOCK_OBJ, "revert": REVERT_OBJ, "stable": STABLE_OBJ,
+            "stable-stock": STABLE_STOCK_OBJ}.get(kernel) or default_obj()
 
 
 def kernel_config(obj=None):

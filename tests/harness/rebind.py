@@ -22,6 +22,13 @@ SeaBIOS's buffer in no memory region and declines the every-use watch.
 It must still bind and act on the notification: new-GUID clones each
 count the fork once it is notified (their records are asked after the
 reseed line), same-GUID clones repeat.
+
+With --kernel stock or stable-stock (the base, or the previous base:
+make test-stable) the clone forked while unbound must oops there, in
+vmgenid_notify. With --kernel stable (the fixes series backported to the
+previous base) as rebind, without the missed fork: acting on a fork the
+driver missed while unbound is the reseed series' (so is the RNG's own
+check: records are asked after the reseed line there, as with --no-watch).
 """
 import os
 import time
@@ -55,12 +62,13 @@ def sweep(g, name):
             % (got.get("SWEEP"), got.get("BOUND")))
 
 
-def away_and_back(fl, src, name, out):
+def away_and_back(fl, src, mode, name, out):
     """Take the driver away in the source, fork it, bring it back in the
-    clone: that clone, bound again, is returned to be forked."""
-    down, forked, up = MODES[name]
+    clone: that clone, bound again, is returned to be forked. The test
+    names start with name."""
+    down, forked, up = MODES[mode]
     state, mod = bound(src, down)
-    out.append(("%s-%s" % (name, down), state == "no" and (name == "rebind" or mod == "no"),
+    out.append(("%s-%s" % (name, down), state == "no" and (mode == "rebind" or mod == "no"),
                 "after %s: bound %s, module loaded %s" % (down, state, mod)))
     snap = src.snapshot(fl.snapfile("src"))
     src.quit()
@@ -72,8 +80,10 @@ def away_and_back(fl, src, name, out):
                 "clone after %s: %d forks counted (want 0), console %s"
                 % (down, forks, "clean" if not console.splats(console.read(u.console)) else "has a splat")))
     state, mod = bound(u, up)
-    out.append(("%s-%s" % (name, up), state == "yes" and (name == "rebind" or mod == "yes"),
+    out.append(("%s-%s" % (name, up), state == "yes" and (mode == "rebind" or mod == "yes"),
                 "after %s: bound %s, module loaded %s" % (up, state, mod)))
+    if name == "rebind-stable":
+        return u
     u.records(NREC)
     forks, reseeds = int(u.value("forks", "FORKS")), len(u.reseed_lines(True))
     out.append(("%s-missed-fork" % name, (forks, reseeds) == (1, 1),
@@ -118,7 +128,7 @@ def symbol(obj, addr):
     return best[1] if best else "?"
 
 
-def stock_oops(fl, src, out):
+def stock_oops(fl, src, obj, name, out):
     """The base kernel's bug, recognised: unbound, then forked, the clone's
     ACPI notify worker runs the handler left installed on freed data."""
     state, _ = bound(src, "unbind")
@@ -128,18 +138,20 @@ def stock_oops(fl, src, out):
     # A raw address without kallsyms (these kernels), else a symbol.
     rip = u.wait_console(r"RIP: \S+:(?:0x([0-9a-f]+)|([\w.]+)\+)", 20)
     text = console.read(u.console)
-    where = rip.group(2) or symbol(qemu.STOCK_OBJ, int(rip.group(1), 16))
+    where = rip.group(2) or symbol(obj, int(rip.group(1), 16))
     oops = "BUG: kernel NULL pointer dereference" in text and "Workqueue: kacpi_notify" in text
-    out.append(("rebind-stock-oops", state == "no" and oops and where.startswith("vmgenid_notify"),
+    out.append((name + "-oops", state == "no" and oops and where.startswith("vmgenid_notify"),
                 "unbound %s, then forked: %s in %s from kacpi_notify; want a NULL dereference "
                 "in vmgenid_notify (the bug the series' first patches fix)" %
                 ("yes" if state == "no" else "no", "oops" if oops else "no oops", where)))
 
 
 def add_args(p):
+    p.add_argument("--kernel", choices=("patched", "stock") + qemu.STABLE_KERNELS, default="patched",
+                   help="stock, stable-stock: a base kernel (build/obj-stock, build/obj-stable-stock), "
+                   "where a clone forked while unbound must oops (test names rebind-KERNEL-oops); "
+                   "stable: the fixes on the previous base (test names rebind-stable-*)")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--stock", action="store_true", help="the unpatched base kernel (build/obj-stock): "
-                   "a clone forked while unbound must oops there (test name rebind-stock)")
     g.add_argument("--module", action="store_true", help="remove and reload vmgenid.ko instead "
                    "(test name reload; a kernel with vmgenid as a module: make test-debug)")
     g.add_argument("--no-watch", action="store_true", help="pci=off: forks acted upon by the "
@@ -147,28 +159,35 @@ def add_args(p):
 
 
 def main(a):
-    if a.stock:
-        a.test_name, out = "rebind-stock", []
+    obj = qemu.obj_of(a.kernel)
+    if a.kernel in ("stock", "stable-stock"):
+        a.test_name, out = "rebind-" + a.kernel, []
         # The splat is this test's finding, not a failure of the fleet.
-        with fleet.Fleet(obj=qemu.STOCK_OBJ, tag="rebind-stock", splats=False) as fl:
-            stock_oops(fl, fl.boot("src"), out)
+        with fleet.Fleet(obj=obj, tag=a.test_name, splats=False) as fl:
+            stock_oops(fl, fl.boot("src"), obj, a.test_name, out)
         return console.report([console.verdict(*r) for r in out])
-    name = a.test_name = "reload" if a.module else "nowatch" if a.no_watch else "rebind"
-    up = MODES[name][2]
-    cfg = qemu.kernel_config()
-    if name == "reload" and "CONFIG_VMGENID=m" not in cfg:
-        print("FAIL reload: %s has vmgenid built in: reload needs CONFIG_VMGENID=m"
-              % qemu.default_obj())
+    mode = "reload" if a.module else "nowatch" if a.no_watch else "rebind"
+    name = a.test_name = "rebind-stable" if a.kernel == "stable" else mode
+    if name == "rebind-stable" and mode != "rebind":
+        print("FAIL %s: --module and --no-watch are for the patched kernel" % name)
         return 1
+    up = MODES[mode][2]
+    cfg = qemu.kernel_config(obj)
+    if mode == "reload" and "CONFIG_VMGENID=m" not in cfg:
+        print("FAIL reload: %s has vmgenid built in: reload needs CONFIG_VMGENID=m" % obj)
+        return 1
+    # Where the RNG has no check of its own, records are asked after the
+    # notification's reseed line.
+    notified = mode == "nowatch" or name == "rebind-stable"
     out = []
-    with fleet.Fleet(tag=name) as fl:
-        src = fl.boot("src", append="pci=off" if name == "nowatch" else "")
-        if "CONFIG_FAILSLAB=y" in cfg and name != "nowatch":
+    with fleet.Fleet(obj=obj, tag=name) as fl:
+        src = fl.boot("src", append="pci=off" if mode == "nowatch" else "")
+        if "CONFIG_FAILSLAB=y" in cfg and mode != "nowatch":
             out.append(sweep(src, name))
-        if name == "nowatch":
+        if mode == "nowatch":
             u = notified_only(src, name, out)
         else:
-            u = away_and_back(fl, src, name, out)
+            u = away_and_back(fl, src, mode, name, out)
         guid = u.guid()
 
         def attempt(t):
@@ -181,7 +200,7 @@ def main(a):
             # fork_events counts since boot; a clone's console starts empty.
             base = int(u.value("forks", "FORKS")), 0
             snap2 = u.snapshot(fl.snapfile("bound%d" % t))
-            got = {n: clone(fl, n + str(t), snap2, g, name == "nowatch", base)
+            got = {n: clone(fl, n + str(t), snap2, g, notified, base)
                    for n, g in (("fresh1", "auto"), ("fresh2", "auto"), ("same1", guid), ("same2", guid))}
             got["alike"] = [sum(got[x][0][n] == got[y][0][n] for n in got[x][0])
                             for x, y in (("fresh1", "fresh2"), ("same1", "same2"))]

@@ -167,6 +167,12 @@ class PipelineTable(unittest.TestCase):
         self.assertEqual([n for n, _, _ in pipeline.selected(debug=True) if n != "join"], debug)
         self.assertNotIn("reload", [n for n, _, _ in pipeline.selected()])
 
+    def test_stable(self):
+        stable = [n for n, flags, _ in pipeline.PHASES if "S" in flags]
+        self.assertEqual([n for n, _, _ in pipeline.selected(stable=True) if n != "join"], stable)
+        for suite in ({}, {"debug": True}):
+            self.assertFalse(set(stable) & {n for n, _, _ in pipeline.selected(**suite)})
+
     def test_commands_exist(self):
         for name, _, cmd in pipeline.PHASES:
             if cmd:
