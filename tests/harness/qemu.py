@@ -92,11 +92,20 @@ def initrd(obj=None):
     return out
 
 
+# Which generation devices a guest has: vmgenid (its GUID), vmclock (its
+# page's vm_generation_counter, which the harness writes as the VMM:
+# vmclock_page.py), or both. Source and clones must have the same.
+DEVICES = {"vmgenid": ("vmgenid",), "vmclock": ("vmclock",), "both": ("vmgenid", "vmclock")}
+
+
 def qemu_argv(kernel, initrd, append, accel, console_log, guid="auto",
-              chardevs=(), qmp=None, incoming=None, extra=()):
+              chardevs=(), qmp=None, incoming=None, extra=(), devices="vmgenid",
+              paused=False):
     """One guest: q35, 256 MiB, 2 vCPUs, serial console to a file.
 
     chardevs: socket paths for ttyS1.. (guest programs talk over these).
+    devices: a key of DEVICES; guid None leaves vmgenid out whatever it says.
+    paused: -S, so that the VMM's writes land before the first instruction.
     """
     argv = [qemu_bin(), "-machine", "q35,accel=" + accel,
             "-m", "256", "-smp", "2", "-nodefaults", "-display", "none",
@@ -122,8 +131,12 @@ def qemu_argv(kernel, initrd, append, accel, console_log, guid="auto",
     for i, path in enumerate(chardevs):
         argv += ["-chardev", "socket,id=ch%d,path=%s,server=on,wait=off" % (i, path),
                  "-serial", "chardev:ch%d" % i]
-    if guid is not None:
+    if guid is not None and "vmgenid" in DEVICES[devices]:
         argv += ["-device", "vmgenid,id=vgid0,guid=" + guid]
+    if "vmclock" in DEVICES[devices]:
+        argv += ["-device", "vmclock"]
+    if paused:
+        argv.append("-S")
     if qmp:
         argv += ["-qmp", "unix:%s,server=on,wait=off" % qmp]
     if incoming:

@@ -12,7 +12,7 @@ import sys
 import tempfile
 import unittest
 
-from . import bench_rng, busy, console, firmware, kunit, pipeline, qemu, storm, window
+from . import bench_rng, busy, console, firmware, kunit, pipeline, qemu, storm, vmclock_page, window
 
 FIXTURES = os.path.join(qemu.TOP, "tests", "fixtures", "console")
 
@@ -147,6 +147,39 @@ class Judges(unittest.TestCase):
         xs = list(range(10, 0, -1))
         self.assertEqual(bench_rng.median_ci(xs), (2, 9))  # order statistics 2 and 9 of 10
         self.assertEqual(bench_rng.median_ci([3, 1, 2]), (1, 3))  # too few: the range
+
+
+class VmclockPage(unittest.TestCase):
+    """The harness as vmclock's VMM: the page's fields, the seqcount writes,
+    and QEMU's HMP answers (as QEMU 10.0.2 prints them)."""
+
+    # QEMU 10.0.2 at -S: magic, size, version 1, counter_id invalid, seq 2, marker 1.
+    AT_S = bytes.fromhex("56434c4b001000000100ff000200000001") + bytes(vmclock_page.HEADER - 17)
+
+    def test_counter_writes(self):
+        page = vmclock_page.decode(self.AT_S)
+        self.assertEqual((page.magic, page.size, page.version, page.seq, page.marker),
+                         (b"VCLK", 0x1000, 1, 2, 1))
+        writes = vmclock_page.counter_writes(page, 1 << 40)
+        # seq_count odd before anything else changes, even once all have.
+        self.assertEqual(vmclock_page.decode(vmclock_page.apply(self.AT_S, writes[:1])).seq, 3)
+        after = vmclock_page.decode(vmclock_page.apply(self.AT_S, writes))
+        self.assertEqual((after.seq, after.flags, after.counter, after.marker),
+                         (4, vmclock_page.FLAG_GEN_COUNTER, 1 << 40, 1))
+        self.assertEqual(vmclock_page.apply(self.AT_S, writes)[vmclock_page.COUNTER:],
+                         (1 << 40).to_bytes(8, "little"))
+        odd = vmclock_page.decode(vmclock_page.apply(self.AT_S, writes[:1]))
+        self.assertRaises(vmclock_page.VmclockError, vmclock_page.counter_writes, odd, 5)
+
+    def test_hmp_answers(self):
+        mtree = ("address-space: memory\r\n  0000000000000000-ffffffffffffffff (prio 0, i/o): system\r\n"
+                 "    00000000feffb000-00000000feffbfff (prio 0, ram): vmclock_page\r\n")
+        self.assertEqual(vmclock_page.mtree_gpa(mtree), 0xfeffb000)
+        self.assertIsNone(vmclock_page.mtree_gpa(mtree.replace("vmclock_page", "pc.ram")))
+        self.assertEqual(vmclock_page.gpa2hva(
+            "Host virtual address for 0xfeffb000 (vmclock_page) is 0x7f0d58200000\r\n"),
+            (0x7f0d58200000, "vmclock_page"))
+        self.assertIsNone(vmclock_page.gpa2hva("No memory is mapped at address 0xfeffa000\r\n"))
 
 
 class PipelineTable(unittest.TestCase):
