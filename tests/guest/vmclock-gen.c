@@ -1,0 +1,170 @@
+/*
+ * The vmclock page's VM generation counter as this guest reads it: proves,
+ * with tests/harness/vmclock_gen.py, that what the harness writes into the
+ * page as the VMM (flag VM_GEN_COUNTER_PRESENT, vm_generation_counter)
+ * reaches guest memory, and which value each clone of a snapshot sees.
+ *   vmclock-gen [DEV]          -> "VMCLOCK flags=0x<hex> counter=<n> seq=<n> marker=<n> via=mmap|read"
+ *   vmclock-gen --nobody [DEV] -> as uid/gid 65534: "VMCLOCK-ACCESS uid=65534 open=<ok|ERRNO>
+ *                                 mmap=<ok|ERRNO|-> read=<ok|ERRNO|->" (reported, not judged)
+ * DEV defaults to /dev/vmclock0. The page is mapped read-only as the
+ * driver allows; read() is the fallback when mmap fails. Errors print
+ * "VMCLOCK-ERROR ..." and exit 1.
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+/* struct vmclock_abi (include/uapi/linux/vmclock-abi.h): the fields used. */
+#define OFF_SEQ 0x0c
+#define OFF_MARKER 0x10
+#define OFF_FLAGS 0x18
+#define OFF_COUNTER 0x68
+#define HEADER (OFF_COUNTER + 8)
+#define PAGE 4096
+#define NOBODY 65534
+
+struct view {
+	uint64_t flags, counter, marker;
+	uint32_t seq;
+};
+
+static uint32_t ld32(const volatile unsigned char *p, int off)
+{
+	return le32toh(*(const volatile uint32_t *)(p + off));
+}
+
+static uint64_t ld64(const volatile unsigned char *p, int off)
+{
+	return le64toh(*(const volatile uint64_t *)(p + off));
+}
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* The seqcount reader's side: an even seq_count unchanged across the reads. */
+static int read_mapped(const volatile unsigned char *p, struct view *v)
+{
+	double end = now() + 1;
+
+	do {
+		uint32_t seq = ld32(p, OFF_SEQ);
+
+		if (seq & 1)
+			continue;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		v->flags = ld64(p, OFF_FLAGS);
+		v->counter = ld64(p, OFF_COUNTER);
+		v->marker = ld64(p, OFF_MARKER);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (ld32(p, OFF_SEQ) == seq) {
+			v->seq = seq;
+			return 0;
+		}
+	} while (now() < end);
+	return -1;
+}
+
+/* The driver's read() copies under seq_count itself (-ETIMEDOUT if odd). */
+static int read_file(int fd, struct view *v)
+{
+	uint64_t buf[HEADER / 8];
+	const unsigned char *b = (const unsigned char *)buf;
+
+	if (pread(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
+		return -1;
+	v->flags = ld64(b, OFF_FLAGS);
+	v->counter = ld64(b, OFF_COUNTER);
+	v->marker = ld64(b, OFF_MARKER);
+	v->seq = ld32(b, OFF_SEQ);
+	return 0;
+}
+
+static const char *err_name(int e)
+{
+	static char other[16];
+
+	switch (e) {
+	case EACCES: return "EACCES";
+	case EPERM: return "EPERM";
+	case ENOENT: return "ENOENT";
+	case ENODEV: return "ENODEV";
+	case EINVAL: return "EINVAL";
+	case EROFS: return "EROFS";
+	case ETIMEDOUT: return "ETIMEDOUT";
+	}
+	snprintf(other, sizeof(other), "errno%d", e);
+	return other;
+}
+
+/* What uid 65534 may do with the device: each step's outcome, no verdict. */
+static int access_as_nobody(const char *dev)
+{
+	char op[16], rd[16];
+	uint64_t buf[HEADER / 8];
+	int fd;
+	void *p;
+
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY)) {
+		printf("VMCLOCK-ERROR dropping to uid %d: %s\n", NOBODY, strerror(errno));
+		return 1;
+	}
+	fd = open(dev, O_RDONLY);
+	if (fd < 0) {
+		printf("VMCLOCK-ACCESS uid=%d open=%s mmap=- read=-\n", (int)getuid(), err_name(errno));
+		return 0;
+	}
+	p = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0);
+	snprintf(op, sizeof(op), "%s", p == MAP_FAILED ? err_name(errno) : "ok");
+	snprintf(rd, sizeof(rd), "%s",
+		 pread(fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf) ? "ok" : err_name(errno));
+	printf("VMCLOCK-ACCESS uid=%d open=ok mmap=%s read=%s\n", (int)getuid(), op, rd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int nobody = argc > 1 && !strcmp(argv[1], "--nobody");
+	const char *dev = argc > 1 + nobody ? argv[1 + nobody] : "/dev/vmclock0";
+	const char *via = "mmap";
+	struct view v;
+	void *p;
+	int fd;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (nobody)
+		return access_as_nobody(dev);
+	fd = open(dev, O_RDONLY);
+	if (fd < 0) {
+		printf("VMCLOCK-ERROR open %s: %s\n", dev, strerror(errno));
+		return 1;
+	}
+	p = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "vmclock-gen: mmap %s: %s; reading it instead\n", dev, strerror(errno));
+		via = "read";
+		if (read_file(fd, &v)) {
+			printf("VMCLOCK-ERROR read %s: %s\n", dev, strerror(errno));
+			return 1;
+		}
+	} else if (read_mapped(p, &v)) {
+		printf("VMCLOCK-ERROR %s: seq_count odd or changing for 1 s (a writer never finished)\n", dev);
+		return 1;
+	}
+	printf("VMCLOCK flags=0x%llx counter=%llu seq=%u marker=%llu via=%s\n",
+	       (unsigned long long)v.flags, (unsigned long long)v.counter, v.seq,
+	       (unsigned long long)v.marker, via);
+	return 0;
+}
