@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 
-from . import console, qemu
+from . import console, qemu, vmclock_page
 
 
 class GuestError(Exception):
@@ -24,7 +24,8 @@ class GuestError(Exception):
 class Guest:
     """One QEMU process: a freshly booted source or a clone restored from a file."""
 
-    def __init__(self, fleet, name, guid="auto", snapshot=None, serve="records", append=""):
+    def __init__(self, fleet, name, guid="auto", snapshot=None, serve="records", append="",
+                 paused=False):
         self.name, self.fleet = name, fleet
         base = os.path.join(fleet.work, name)
         # Unix socket paths are limited to 107 bytes: sockets live in a short
@@ -35,7 +36,8 @@ class Guest:
         incoming = "exec:cat " + snapshot if snapshot else None
         self.argv = qemu.qemu_argv(fleet.kernel, fleet.initrd, ("vmfork.serve=" + serve + " " + append).strip(),
                                  fleet.accel, self.console, guid=guid,
-                                 chardevs=[self.ttys1], qmp=qmp, incoming=incoming)
+                                 chardevs=[self.ttys1], qmp=qmp, incoming=incoming,
+                                 devices=fleet.devices, paused=paused)
         with open(self.stderr_path, "w") as err:
             self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
                                          stdout=subprocess.DEVNULL, stderr=err)
@@ -43,6 +45,10 @@ class Guest:
         self.qmp = qemu.QMP(qmp, timeout=30)
         self.sock, self.buf = None, b""
         self.t_start = time.monotonic()
+        self._vmclock = None
+        # The vmclock page as QEMU left it before the harness first wrote
+        # it: at -S for a source, once the snapshot is loaded for a clone.
+        self.page_from_qemu = None
 
     # -- serial line to the guest program ---------------------------------
     def _connect(self, timeout=20):
@@ -121,11 +127,12 @@ class Guest:
             raise GuestError("%s: no /%s/ on the console within %ds" % (self.name, pattern, timeout))
         return m
 
-    def wait_running(self, timeout=60):
+    def wait_running(self, timeout=60, before_cont=None):
         """Resume a clone once its state is loaded.
 
         The source was stopped before its snapshot, so a clone stays paused
-        after loading it; "cont" is what starts the fork.
+        after loading it; "cont" is what starts the fork. before_cont() runs
+        once between the two: where a VMM writes what the guest must see first.
         """
         end = time.monotonic() + timeout
         while time.monotonic() < end:
@@ -133,6 +140,9 @@ class Guest:
             if st == "running":
                 return
             if st == "paused" and self.qmp.cmd("query-migrate").get("status") == "completed":
+                if before_cont:
+                    before_cont()
+                    before_cont = None
                 self.qmp.cmd("cont")
                 continue
             if st not in ("inmigrate", "prelaunch", "restore-vm", "paused"):
@@ -154,6 +164,21 @@ class Guest:
 
     def guid(self):
         return self.qmp.cmd("query-vm-generation-id")["guid"]
+
+    def vmclock(self):
+        """This QEMU's vmclock page (found once, on first use)."""
+        if self._vmclock is None:
+            self._vmclock = vmclock_page.VmclockPage(self.proc.pid, self.qmp)
+        return self._vmclock
+
+    def vmclock_loaded(self, counter):
+        """On a clone's load: keep the page as loaded (QEMU's post_load has
+        run), then, if counter, write the saved counter + 1, as a VMM does
+        on every load (Firecracker: saved + 1, so every clone of one
+        snapshot reads the same value)."""
+        self.page_from_qemu = self.vmclock().read()
+        if counter:
+            self.vmclock().set_counter(self.page_from_qemu.counter + 1)
 
     def snapshot(self, path, timeout=60):
         """Stop the guest, then save it whole into a file; it is left paused.
@@ -243,8 +268,12 @@ def retry(tag, tries, attempt, settled, show):
 class Fleet:
     """Every guest and file of one run, torn down together whatever happens."""
 
-    def __init__(self, obj=None, tag="fork", splats=True):
+    def __init__(self, obj=None, tag="fork", splats=True, devices="vmgenid"):
+        if devices not in qemu.DEVICES:
+            raise ValueError("devices %r: one of %s" % (devices, ", ".join(qemu.DEVICES)))
         self.kernel, self.initrd, self.accel = qemu.guest_files(obj)
+        # With vmclock, the harness is its VMM: it writes vm_generation_counter.
+        self.devices, self.vmclock = devices, "vmclock" in qemu.DEVICES[devices]
         root = os.path.join(qemu.BUILD, "fork")
         os.makedirs(root, exist_ok=True)
         self.work = tempfile.mkdtemp(prefix=tag + ".", dir=root)
@@ -254,9 +283,21 @@ class Fleet:
         self.keep = qemu.RUN.keep
         self.splats = splats  # False: a test that expects a splat judges it itself
 
-    def boot(self, name, serve="records", ready="RECORD-SERVER-READY", timeout=120, append=""):
-        g = Guest(self, name, serve=serve, append=append)
+    def boot(self, name, serve="records", ready="RECORD-SERVER-READY", timeout=120, append="",
+             counter_start=1):
+        """A source guest. With vmclock, it starts paused, gets
+        vm_generation_counter = counter_start, then runs; QEMU must not
+        have rewritten that by the time the guest is up."""
+        g = Guest(self, name, serve=serve, append=append, paused=self.vmclock)
+        if self.vmclock:
+            g.page_from_qemu = g.vmclock().read()
+            written = g.vmclock().set_counter(counter_start)
+            g.qmp.cmd("cont")
         g.wait_console(ready, timeout)
+        now = g.vmclock().read() if self.vmclock else None
+        if now and (now.flags, now.counter) != (written.flags, written.counter):
+            raise GuestError("%s: the vmclock page's flags or counter changed by boot: wrote %s, "
+                             "now %s" % (name, written, now))
         # Under TCG the kernel moves from tsc-early to the refined tsc ~1.7 s
         # into boot, patching kernel text: a clone of an earlier snapshot
         # does that under running vCPUs, and one such clone oopsed on the
@@ -264,12 +305,18 @@ class Fleet:
         g.wait_console(r"Switched to clocksource (?!tsc-early)\S+", 30)
         return g
 
-    def clone(self, name, snapshot, guid="auto"):
+    def clone(self, name, snapshot, guid="auto", counter=None):
+        """A clone of snapshot with guid (auto: a fresh one). counter: write
+        vm_generation_counter = saved + 1 before it runs (default: when the
+        fleet has vmclock); False is the same-counter control."""
+        counter = self.vmclock if counter is None else counter
+        if counter and not self.vmclock:
+            raise ValueError("counter=True needs vmclock, not devices=%s" % self.devices)
         g = Guest(self, name, guid=guid, snapshot=snapshot)
         # Connected before it runs: what the guest prints at once after the
         # resume would be dropped by a server socket without a client.
         g._connect()
-        g.wait_running()
+        g.wait_running(before_cont=(lambda: g.vmclock_loaded(counter)) if self.vmclock else None)
         return g
 
     def pairs(self, snapshot, guid, collect, suffix=""):
