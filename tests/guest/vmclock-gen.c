@@ -4,6 +4,7 @@
  * page as the VMM (flag VM_GEN_COUNTER_PRESENT, vm_generation_counter)
  * reaches guest memory, and which value each clone of a snapshot sees.
  *   vmclock-gen [DEV]          -> "VMCLOCK flags=0x<hex> counter=<n> seq=<n> marker=<n> via=mmap|read"
+ *   vmclock-gen --read [DEV]   -> the same through read(), the driver's own seq_count loop
  *   vmclock-gen --nobody [DEV] -> as uid/gid 65534: "VMCLOCK-ACCESS uid=65534 open=<ok|ERRNO>
  *                                 mmap=<ok|ERRNO|-> read=<ok|ERRNO|->" (reported, not judged)
  * DEV defaults to /dev/vmclock0. The page is mapped read-only as the
@@ -136,14 +137,25 @@ static int access_as_nobody(const char *dev)
 
 int main(int argc, char **argv)
 {
-	int nobody = argc > 1 && !strcmp(argv[1], "--nobody");
-	const char *dev = argc > 1 + nobody ? argv[1 + nobody] : "/dev/vmclock0";
-	const char *via = "mmap";
+	int nobody = 0, use_read = 0, i;
+	const char *dev = "/dev/vmclock0", *via = "mmap";
 	struct view v;
-	void *p;
+	void *p = MAP_FAILED;
 	int fd;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--nobody")) {
+			nobody = 1;
+		} else if (!strcmp(argv[i], "--read")) {
+			use_read = 1;
+		} else {
+			printf("VMCLOCK-ERROR usage: vmclock-gen [--nobody|--read] [DEV]\n");
+			return 1;
+		}
+	}
+	if (i < argc)
+		dev = argv[i];
 	if (nobody)
 		return access_as_nobody(dev);
 	fd = open(dev, O_RDONLY);
@@ -151,9 +163,12 @@ int main(int argc, char **argv)
 		printf("VMCLOCK-ERROR open %s: %s\n", dev, strerror(errno));
 		return 1;
 	}
-	p = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0);
+	if (!use_read) {
+		p = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			fprintf(stderr, "vmclock-gen: mmap %s: %s; reading it instead\n", dev, strerror(errno));
+	}
 	if (p == MAP_FAILED) {
-		fprintf(stderr, "vmclock-gen: mmap %s: %s; reading it instead\n", dev, strerror(errno));
 		via = "read";
 		if (read_file(fd, &v)) {
 			printf("VMCLOCK-ERROR read %s: %s\n", dev, strerror(errno));
