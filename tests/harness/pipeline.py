@@ -51,6 +51,7 @@ PHASES = (
     ("kselftest-stock", "", "tests/vmtest guest kselftest-stock"),
     ("vmclock", "", "tests/vmtest guest vmclock"),
     ("vmclock-absent", "", "tests/vmtest guest vmclock-absent"),
+    ("vmclock-counter", "", "tests/vmtest vmclock-counter"),
     ("kunit", "d", "tests/vmtest kunit"),
     ("firmware", "d", "tests/vmtest firmware"),
     ("join", "", ""),

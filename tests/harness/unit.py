@@ -12,7 +12,8 @@ import sys
 import tempfile
 import unittest
 
-from . import bench_rng, busy, console, firmware, kunit, pipeline, qemu, storm, vmclock_page, window
+from . import bench_rng, busy, console, firmware, kunit, pipeline, qemu, storm, vmclock_gen, \
+    vmclock_page, window
 
 FIXTURES = os.path.join(qemu.TOP, "tests", "fixtures", "console")
 
@@ -151,7 +152,7 @@ class Judges(unittest.TestCase):
 
 class VmclockPage(unittest.TestCase):
     """The harness as vmclock's VMM: the page's fields, the seqcount writes,
-    and QEMU's HMP answers (as QEMU 10.0.2 prints them)."""
+    QEMU's HMP answers (as QEMU 10.0.2 prints them), the guest's line."""
 
     # QEMU 10.0.2 at -S: magic, size, version 1, counter_id invalid, seq 2, marker 1.
     AT_S = bytes.fromhex("56434c4b001000000100ff000200000001") + bytes(vmclock_page.HEADER - 17)
@@ -180,6 +181,22 @@ class VmclockPage(unittest.TestCase):
             "Host virtual address for 0xfeffb000 (vmclock_page) is 0x7f0d58200000\r\n"),
             (0x7f0d58200000, "vmclock_page"))
         self.assertIsNone(vmclock_page.gpa2hva("No memory is mapped at address 0xfeffa000\r\n"))
+
+
+    def test_guest_view(self):
+        host = vmclock_page.Page(b"VCLK", 4096, 1, 6, 2, 0x100, 8)
+        line = "VMCLOCK flags=0x100 counter=8 seq=6 marker=2 via=mmap"
+        seen = vmclock_gen.parse(["x", line])
+        self.assertEqual(vmclock_gen.problems(seen, 8, host), [])
+        self.assertEqual(len(vmclock_gen.problems(seen, 7, host)), 1)  # the write did not land
+        # The guest reads another page than the host holds.
+        self.assertEqual(len(vmclock_gen.problems(seen, 8, host._replace(counter=9))), 1)
+        notified = vmclock_gen.parse([line.replace("0x100", "0x300")])
+        self.assertEqual(len(vmclock_gen.problems(notified, 8, host._replace(flags=0x300))), 1)
+        unflagged = vmclock_gen.parse([line.replace("0x100", "0x0")])
+        self.assertEqual(len(vmclock_gen.problems(unflagged, 8, host._replace(flags=0))), 1)
+        self.assertEqual(vmclock_gen.problems(vmclock_gen.parse(["VMCLOCK-ERROR open: x"]), 8, host),
+                         ["no VMCLOCK line"])
 
 
 class PipelineTable(unittest.TestCase):
