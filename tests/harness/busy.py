@@ -85,10 +85,11 @@ def snapshot(fl, src, addrs, kaddrs, name, tries=5, inside=None):
                            (name, ", inside a vDSO call" if inside else "", tries))
 
 
-def dump(fl, name, path, seqs, kaddrs, guid, m, run, streams):
+def dump(fl, name, path, seqs, kaddrs, guid, m, run, streams, counter=None):
     """Restore one clone, let its consumers run for run s, fetch the
-    outputs of streams (the others are left empty)."""
-    c = fl.clone(name, path, guid)
+    outputs of streams (the others are left empty). counter: whether the
+    VMM bumps vmclock's counter in it (fleet.Fleet.clone)."""
+    c = fl.clone(name, path, guid, counter=counter)
     try:
         # Without in-kernel consumers, ask the probe how far its own have
         # got (the request draws no randomness): a clone's first moments
@@ -159,20 +160,23 @@ def compare(x, y):
     return out
 
 
-def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", early=EARLY):
+def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", early=EARLY,
+          devices="vmgenid"):
     """{column: {iface: [(same, run) per pair]}} and the snapshot notes.
 
     npairs fresh-GUID pairs, split between a snapshot at uptime EARLY and
     one at uptime late (0: none); control same-GUID pairs per snapshot;
     m outputs compared per interface (vDSO 8x); clones run run s after
     the resume before their consumers stop; profile: a key of PROFILES;
-    append: more kernel command line for the source.
+    append: more kernel command line for the source; devices: the
+    generation devices (qemu.DEVICES): a fresh clone gets a new GUID and,
+    with vmclock, the counter bumped; a control neither.
     """
     mode, streams = PROFILES[profile]
     ifaces = [IFACES[k] for k in streams]
     res = {"fresh": {i: [] for i in ifaces}, "control": {i: [] for i in ifaces}}
     notes = []
-    with fleet.Fleet(obj=obj(kernel), tag="bench-" + kernel) as fl:
+    with fleet.Fleet(obj=obj(kernel), tag="bench-" + kernel, devices=devices) as fl:
         src = fl.boot("src", serve=mode, ready=r"PROBE-READY", append=append)
         ready = src.wait_console(r"PROBE-READY getrandom=(\S+) urandom=(\S+) vdso=(\S+) "
                              r"vdso-available=(\d) ku32=(\S+) ku64=(\S+) kernel-available=(\d) "
@@ -183,7 +187,7 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
         if 2 in streams and ready.group(4) != "1":
             raise fleet.GuestError("%s: the probe found no vDSO getrandom()" % kernel)
         kaddrs = ready.groups()[4:6] if 3 in streams else ()
-        guid0 = src.guid()
+        guid0 = src.guid() if "vmgenid" in qemu.DEVICES[devices] else None
         plan = [("early", early, npairs - npairs // 2 if late else npairs)]
         if late and profile.startswith("vdso"):
             plan = [("late", late, npairs)]  # the crng reseeds itself often early on
@@ -210,7 +214,8 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
                         say("%s %s: %s pair %d of %d" % (kernel, label, col, p + 1, n))
                         last = time.monotonic()
                     a, b = (dump(fl, "%s-%s%d%s" % (label, col, p, x), path, seqs, kaddrs,
-                                 guid, m, run, streams) for x in "ab")
+                                 guid, m, run, streams, counter=fl.vmclock and col == "fresh")
+                            for x in "ab")
                     ab, ba = compare(a, b), compare(b, a)
                     for k in streams:
                         res[col][IFACES[k]].append(max(ab[k], ba[k]))

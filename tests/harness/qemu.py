@@ -110,9 +110,7 @@ def qemu_argv(kernel, initrd, append, accel, console_log, guid="auto",
     argv = [qemu_bin(), "-machine", "q35,accel=" + accel,
             "-m", "256", "-smp", "2", "-nodefaults", "-display", "none",
             "-no-reboot", "-kernel", kernel, "-initrd", initrd,
-            # The series' vDSO part is opt-in (vmgenid.vdso): on here,
-            # where it is tested; a later vmgenid.vdso=0 in append wins.
-            "-append", "console=ttyS0 panic=-1 vmgenid.vdso=1 " + append,
+            "-append", "console=ttyS0 panic=-1 " + append,
             "-chardev", "file,id=con,path=" + console_log,
             "-serial", "chardev:con"]
     if accel == "tcg":

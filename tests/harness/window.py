@@ -17,7 +17,12 @@ too: every try counts, none is thrown away.
 With --vdso-only the guest's one consumer is a vDSO getrandom() loop, and
 nothing else draws randomness (busy.PROFILES): the kernel then learns of
 the fork only from the notification, or from the vDSO itself where it
-reads the generation ID. Same requirements, on the vDSO alone.
+compares vmclock's generation counter (--devices vmclock or both; the
+harness bumps the counter in fresh clones as a VMM does). Same
+requirements, on the vDSO alone. With --kernel patched the patched kernel
+alone is judged as stock: where the vDSO has no counter to compare
+(--devices vmgenid), its clones must repeat, which shows that the vDSO's
+own check, not a faster notification, is what closes the window.
 
 With --kernel revert only the series without its RNG check is run
 (build/obj-revert, scripts/build-revert), judged as stock: its new GUIDs
@@ -30,7 +35,7 @@ of a call, or clones finish the cut call with the same bytes.
 import collections
 import sys
 
-from . import busy, console
+from . import busy, console, qemu
 
 # Stock's getrandom() window is small under TCG: one boot in four showed
 # it in 2 of 15 pairs (make test, December 2026), so stock gets up to 32.
@@ -40,7 +45,7 @@ STOCK_PAIRS, STOCK_TRIES, PATCHED_TRIES = 4, 8, 4
 # getrandom() control pair in two repeats nothing. Three make a try whose
 # control shows nothing rare (measured: 3 of 5 single pairs differed).
 CONTROL = 3
-Opts = collections.namedtuple("Opts", "name profile ifaces pairs")
+Opts = collections.namedtuple("Opts", "name profile ifaces pairs devices")
 
 
 def valid(tries):
@@ -56,9 +61,13 @@ def reach(n):
     return 1 - 0.05 ** (1.0 / n) if n else 1.0
 
 
-def verdicts(o, kernel, tries):
+def verdicts(o, kernel, tries, repeats=None):
     """[(name, ok, why)] over every try of one kernel; tries: {iface: [(fresh, control)]},
-    each a list of busy.compare() results (same, run, outputs compared) per pair."""
+    each a list of busy.compare() results (same, run, outputs compared) per pair.
+    repeats: the kernel must repeat on each interface, as stock must (default:
+    only stock); the patched kernel where its check cannot act, say."""
+    if repeats is None:
+        repeats = kernel == "stock"
     out = []
     for iface in o.ifaces:
         allctl = [p for _, c in tries[iface] for p in c]
@@ -66,10 +75,10 @@ def verdicts(o, kernel, tries):
         out.append(("%s-%s-control-%s" % (o.name, kernel, iface), bool(valid(tries[iface])),
                     "same GUID: %s over %d tries; want a try where one repeats" %
                     (busy.cell(allctl), len(tries[iface]))))
-        if kernel == "stock":
+        if repeats:
             # A repeat between fresh GUIDs is the window whichever try
             # showed it: the control validates "no repeat", not "repeat".
-            out.append(("%s-stock-repeats-%s" % (o.name, iface), any(p[0] for p in fresh),
+            out.append(("%s-%s-repeats-%s" % (o.name, kernel, iface), any(p[0] for p in fresh),
                         "new GUIDs, every try: %s; want a repeat" % busy.cell(fresh)))
             continue
         if kernel == "revert":
@@ -96,24 +105,31 @@ def add_args(p):
     p.add_argument("--pairs", type=int, default=10,
                    help="fresh-GUID pairs of the patched kernel (default %%(default)s; stock: %d a try)" %
                    STOCK_PAIRS)
-    p.add_argument("--kernel", choices=("revert",),
+    p.add_argument("--kernel", choices=("revert", "patched"),
                    help="only this kernel, judged as stock: revert, the series without its "
-                   "check (build/obj-revert), must repeat (test names NAME-revert-*)")
+                   "check (build/obj-revert), or patched where its check cannot act (the vDSO "
+                   "without vmclock's counter), must repeat (test names NAME-KERNEL-*)")
     p.add_argument("--vdso-only", action="store_true",
                    help="one vDSO getrandom() loop is the only consumer (test name vdso-only)")
+    p.add_argument("--devices", choices=sorted(qemu.DEVICES), default="vmgenid",
+                   help="generation devices (default %(default)s); with vmclock the harness "
+                   "bumps its counter in fresh clones, as a VMM does; test names get "
+                   "-DEVICES unless vmgenid (vdso phases: unless both)")
     p.add_argument("--vdso-call", action="store_true",
                    help="as --vdso-only, in 64 KiB calls, snapshots inside a call (test name vdso-call)")
 
 
-def run(o, kernel):
+def run(o, kernel, repeats=None):
     # Early in boot the crng reseeds itself every few seconds (RDRAND in
     # TCG's -cpu max): when that is due at the resume, even the control
     # differs. A try that leaves a verdict unmet is redone a little later
     # in uptime (a boot's reseed schedule is much the same each time).
     tries = {i: [] for i in o.ifaces}
-    ntries = PATCHED_TRIES if kernel == "patched" else STOCK_TRIES
+    if repeats is None:
+        repeats = kernel == "stock"
+    ntries = STOCK_TRIES if repeats or kernel == "revert" else PATCHED_TRIES
     for t in range(ntries):
-        want = STOCK_PAIRS if kernel != "patched" else max(
+        want = STOCK_PAIRS if repeats or kernel == "revert" else max(
             1, o.pairs - min(len([p for f, _ in valid(tries[i]) for p in f]) for i in o.ifaces))
         # A quarter second of output per clone (busy.dump waits longer for
         # in-kernel consumers that have not run yet, and stops early before
@@ -121,13 +137,13 @@ def run(o, kernel):
         # vdso-call: 16 outputs a call, the cut one first; 32 calls do.
         m = 64 if o.profile == "vdso-call" else 1024
         res, _ = busy.bench(kernel, want, CONTROL, 0, m, run=0.25, profile=o.profile,
-                            early=busy.EARLY + 3 * t)
+                            early=busy.EARLY + 3 * t, devices=o.devices)
         for iface in o.ifaces:
             tries[iface].append((res["fresh"][iface], res["control"][iface]))
             busy.say("%s try %d: %s new GUIDs %s; same GUID %s" % (
                 kernel, t + 1, iface, busy.cell(res["fresh"][iface]), busy.cell(res["control"][iface])))
-        got = verdicts(o, kernel, tries)
-        if all(ok for _, ok, _ in got) or (kernel == "patched" and any(
+        got = verdicts(o, kernel, tries, repeats)
+        if all(ok for _, ok, _ in got) or (kernel == "patched" and not repeats and any(
                 p[0] for i in o.ifaces for f, _ in tries[i] for p in f)):
             return got
         busy.say("%s: a verdict is not met yet (%s): snapshot %d of at most %d" % (
@@ -139,8 +155,13 @@ def main(a):
     if a.pairs < 1:
         sys.exit("window: --pairs %d: at least one fresh pair, or nothing is judged" % a.pairs)
     profile = "vdso-call" if a.vdso_call else "vdso-only" if a.vdso_only else "busy"
-    o = Opts(name="window" if profile == "busy" else profile, profile=profile,
-             ifaces=[busy.IFACES[k] for k in busy.PROFILES[profile][1]], pairs=a.pairs)
+    name = "window" if profile == "busy" else profile
+    # The vDSO phases' own setup is Firecracker's (both); others are named.
+    if a.devices != ("vmgenid" if profile == "busy" else "both"):
+        name += "-" + a.devices
+    o = Opts(name=name, profile=profile, ifaces=[busy.IFACES[k] for k in busy.PROFILES[profile][1]],
+             pairs=a.pairs, devices=a.devices)
     busy.TAG = o.name
-    out = [r for k in ([a.kernel] if a.kernel else ["stock", "patched"]) for r in run(o, k)]
+    out = [r for k in ([a.kernel] if a.kernel else ["stock", "patched"])
+           for r in run(o, k, True if k == "patched" and a.kernel else None)]
     return console.report([console.verdict(*r) for r in out])
