@@ -45,7 +45,7 @@ STOCK_PAIRS, STOCK_TRIES, PATCHED_TRIES = 4, 8, 4
 # getrandom() control pair in two repeats nothing. Three make a try whose
 # control shows nothing rare (measured: 3 of 5 single pairs differed).
 CONTROL = 3
-Opts = collections.namedtuple("Opts", "name profile ifaces pairs devices")
+Opts = collections.namedtuple("Opts", "name profile ifaces pairs devices", defaults=("vmgenid",))
 
 
 def valid(tries):
