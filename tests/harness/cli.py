@@ -18,6 +18,7 @@ COMMANDS = (
     ("firmware", "firmware", "malformed VM_Gen_Counter firmware and IDs in odd memory"),
     ("fork-demo", "demo", "fork a guest: two clones and a same-GUID control"),
     ("vmclock-counter", "vmclock_gen", "vmclock's generation counter across forks, written as the VMM"),
+    ("vmclock-unpriv", "vmclock_unpriv", "uid 65534 spins on vmclock's mapped counter across a fork"),
     ("fork", "fork", "fresh-GUID clones, same-GUID controls, clones of clones"),
     ("fork-events", "fork_events", "poll() on fork_events across restores"),
     ("storm", "storm", "a chain of forks under load, watched by a poller"),

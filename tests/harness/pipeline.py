@@ -52,6 +52,7 @@ PHASES = (
     ("vmclock", "", "tests/vmtest guest vmclock"),
     ("vmclock-absent", "", "tests/vmtest guest vmclock-absent"),
     ("vmclock-counter", "", "tests/vmtest vmclock-counter"),
+    ("vmclock-unpriv", "", "tests/vmtest vmclock-unpriv"),
     ("kunit", "d", "tests/vmtest kunit"),
     ("firmware", "d", "tests/vmtest firmware"),
     ("join", "", ""),

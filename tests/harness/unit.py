@@ -12,8 +12,8 @@ import sys
 import tempfile
 import unittest
 
-from . import bench_rng, busy, console, firmware, kunit, pipeline, qemu, storm, vmclock_gen, \
-    vmclock_page, window
+from . import bench_rng, busy, console, firmware, kunit, pipeline, qemu, storm, \
+    vmclock_gen, vmclock_page, vmclock_unpriv, window
 
 FIXTURES = os.path.join(qemu.TOP, "tests", "fixtures", "console")
 
@@ -201,6 +201,45 @@ class VmclockPage(unittest.TestCase):
         self.assertEqual(len(vmclock_gen.problems(unflagged, 8, host._replace(flags=0))), 1)
         self.assertEqual(vmclock_gen.problems(vmclock_gen.parse(["VMCLOCK-ERROR open: x"]), 8, host),
                          ["no VMCLOCK line"])
+
+
+class ForkJudges(unittest.TestCase):
+    """vmclock-unpriv's verdicts on guest lines as
+    tests/guest/vmclock-spin.sh prints them."""
+
+    def test_unpriv_spin(self):
+        j = vmclock_unpriv
+        started = j.parse(["VMCLOCK-SPIN uid=65534 from=41", "SPIN-MODE 444"])
+        self.assertEqual((j.started_problems(started, 41), started["mode"]), ([], "444"))
+        self.assertEqual(len(j.started_problems(started, 40)), 1)  # not the page's value
+        self.assertEqual(len(j.started_problems(j.parse(["VMCLOCK-SPIN uid=0 from=41"]), 41)), 1)
+        self.assertEqual(len(j.started_problems(j.parse(["VMCLOCK-SPIN-ERROR open=EACCES",
+                                                         "SPIN-EXIT 1"]), 41)), 1)
+        moved = ["VMCLOCK-SPIN uid=65534 from=41", "VMCLOCK-MOVED from=41 to=42 spins=9", "SPIN-EXIT 0"]
+        self.assertEqual(j.moved_problems(j.parse(moved), 41), [])
+        self.assertEqual(len(j.moved_problems(j.parse([l.replace("to=42", "to=43") for l in moved]), 41)), 1)
+        self.assertEqual(len(j.moved_problems(j.parse(moved[:1] + ["SPIN-RUNNING"]), 41)), 1)
+
+    def test_unpriv_control(self):
+        j = vmclock_unpriv
+        state = "SPIN-STATE alive=1 state=R utime=%d uid=65534 vcsw=%d "
+        before = j.parse([state % (10, 3)])
+        spinning = j.parse(["VMCLOCK-SPIN uid=65534 from=41", "SPIN-RUNNING"])
+        self.assertEqual(j.control_problems(before, spinning, j.parse([state % (500, 3)])), [])
+        for bad in (state % (10, 3),  # no CPU time: not spinning
+                    state % (500, 4),  # blocked once: a syscall in the loop
+                    "SPIN-STATE alive=0"):
+            with self.subTest(bad):
+                self.assertEqual(len(j.control_problems(before, spinning, j.parse([bad]))), 1)
+        moved = j.parse(["VMCLOCK-MOVED from=41 to=42 spins=9", "SPIN-EXIT 0"])
+        self.assertTrue(j.control_problems(before, moved, j.parse([state % (500, 3)])))
+
+    def test_unpriv_stock(self):
+        j, root = vmclock_unpriv, ["VMCLOCK flags=0x100 counter=1 seq=4 marker=1 via=mmap"]
+        refused = j.parse(["VMCLOCK-SPIN-ERROR open=EACCES", "SPIN-EXIT 1"])
+        self.assertEqual(j.stock_problems(refused, root), [])
+        self.assertEqual(len(j.stock_problems(j.parse(["VMCLOCK-SPIN uid=65534 from=1"]), root)), 1)
+        self.assertEqual(len(j.stock_problems(refused, ["VMCLOCK-ERROR open /dev/vmclock0: x"])), 1)
 
 
 class PipelineTable(unittest.TestCase):
