@@ -21,6 +21,7 @@ COMMANDS = (
     ("vmclock-unpriv", "vmclock_unpriv", "uid 65534 spins on vmclock's mapped counter across a fork"),
     ("fork", "fork", "fresh-GUID clones, same-GUID controls, clones of clones"),
     ("fork-events", "fork_events", "poll() on fork_events across restores"),
+    ("fork-count-cases", "fork_count", "fork_events per case: counter, GUID, both, neither"),
     ("storm", "storm", "a chain of forks under load, watched by a poller"),
     ("concurrency", "concurrency", "forks under full RNG and WireGuard load"),
     ("window", "window", "the race window, stock vs patched, busy consumers"),

@@ -59,6 +59,7 @@ PHASES = (
     ("fork-demo", "", "tests/vmtest fork-demo --deep-path"),
     ("fork", "d", "tests/vmtest fork"),
     ("fork-events", "d", "tests/vmtest fork-events"),
+    ("fork-count-cases", "", "tests/vmtest fork-count-cases"),
     ("storm", "d", "tests/vmtest storm"),
     ("concurrency", "d", "tests/vmtest concurrency"),
     ("window", "", "tests/vmtest window"),

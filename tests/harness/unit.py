@@ -12,7 +12,7 @@ import sys
 import tempfile
 import unittest
 
-from . import bench_rng, busy, console, firmware, kunit, pipeline, qemu, storm, \
+from . import bench_rng, busy, console, firmware, fleet, fork_count, kunit, pipeline, qemu, storm, \
     vmclock_gen, vmclock_page, vmclock_unpriv, window
 
 FIXTURES = os.path.join(qemu.TOP, "tests", "fixtures", "console")
@@ -204,8 +204,8 @@ class VmclockPage(unittest.TestCase):
 
 
 class ForkJudges(unittest.TestCase):
-    """vmclock-unpriv's verdicts on guest lines as
-    tests/guest/vmclock-spin.sh prints them."""
+    """vmclock-unpriv's and fork-count-cases' verdicts on guest lines as
+    tests/guest/vmclock-spin.sh and forkcount.sh print them."""
 
     def test_unpriv_spin(self):
         j = vmclock_unpriv
@@ -240,6 +240,18 @@ class ForkJudges(unittest.TestCase):
         self.assertEqual(j.stock_problems(refused, root), [])
         self.assertEqual(len(j.stock_problems(j.parse(["VMCLOCK-SPIN uid=65534 from=1"]), root)), 1)
         self.assertEqual(len(j.stock_problems(refused, ["VMCLOCK-ERROR open /dev/vmclock0: x"])), 1)
+
+    def test_fork_count(self):
+        f = fork_count
+        self.assertEqual([f.count(["x", "COUNT 3"]), f.count(["COUNT missing"])], [3, None])
+        self.assertRaises(fleet.GuestError, f.count, ["COUNT ?"])
+        self.assertEqual(f.problems(1, 1, 3, 4), [])
+        self.assertEqual(f.problems(0, 0, 3, 3), [])
+        self.assertEqual(len(f.problems(1, 1, 3, 5)), 1)  # both sources counted: two forks
+        self.assertEqual(len(f.problems(1, 2, 3, 4)), 1)  # told twice
+        self.assertEqual(len(f.problems(1, 1, None, None)), 1)  # patched without fork_events
+        self.assertEqual(f.problems(0, 0, counted=False), [])  # stock: the console alone
+        self.assertEqual(len(f.problems(0, 1, counted=False)), 1)
 
 
 class PipelineTable(unittest.TestCase):
