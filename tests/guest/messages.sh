@@ -6,5 +6,4 @@ RESEED="crng reseeded due to virtual machine fork"
 EARLY_REKEY="early crng rekeyed due to virtual machine fork"
 CRNG_READY="crng init done"
 # drivers/virt/vmgenid.c
-UNCHANGED="notified, but the generation ID did not change"
 NOTIFIED_ONLY="forks are acted upon when notified only"

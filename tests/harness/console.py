@@ -18,7 +18,7 @@ with open(os.path.join(os.path.dirname(__file__), "..", "guest", "messages.sh"))
     _MSG = dict(re.findall(r'^([A-Z_]+)="([^"]*)"$', _f.read(), re.M))
 RESEED, CRNG_READY = _MSG["RESEED"], _MSG["CRNG_READY"]
 EARLY_REKEY = _MSG["EARLY_REKEY"]
-UNCHANGED, NOTIFIED_ONLY = _MSG["UNCHANGED"], _MSG["NOTIFIED_ONLY"]
+NOTIFIED_ONLY = _MSG["NOTIFIED_ONLY"]
 # tests/guest/init: the guest ran every test it was given.
 DONE = "VMFORK-DONE"
 
