@@ -2,6 +2,7 @@
 # fork_events pollers for the fork harness.
 #   fepoll start N MS  - N pollers (every other one unprivileged) block in
 #                        poll() on fork_events for up to MS ms, in the background
+#                        (fork_events_wait, tests/guest/fork_events_wait.c)
 #   fepoll count       - print "COUNT n" only
 #   fepoll result S    - wait up to S s for them; print "FE before=.. after=..
 #                        woke=.." or "FE pending" if none returned, and
@@ -23,7 +24,7 @@ start)
 		sleep 0.1; i=$((i + 1))
 	done
 	rm -f /tmp/fe.out /tmp/fe.done
-	( fork_events --wait-fork "$3" --pollers "$2" >/tmp/fe.out 2>&1
+	( fork_events_wait "$3" "$2" >/tmp/fe.out 2>&1
 	  echo "fepoll: pollers returned" >/dev/kmsg
 	  touch /tmp/fe.done ) </dev/null >/dev/null 2>&1 &
 	i=0

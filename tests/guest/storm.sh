@@ -14,7 +14,7 @@ start)
 	rng-load >/dev/null 2>&1 </dev/null &
 	echo $! >/tmp/storm.load
 	( while :; do
-		fork_events --wait-fork 600000 --pollers 1
+		fork_events_wait 600000 1
 	  done ) >>/tmp/storm.log 2>&1 </dev/null &
 	sleep 1
 	echo "STARTED"
