@@ -12,7 +12,6 @@
  * "VMCLOCK-ERROR ..." and exit 1.
  */
 #define _GNU_SOURCE
-#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -23,29 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
-/* struct vmclock_abi (include/uapi/linux/vmclock-abi.h): the fields used. */
-#define OFF_SEQ 0x0c
-#define OFF_MARKER 0x10
-#define OFF_FLAGS 0x18
-#define OFF_COUNTER 0x68
-#define HEADER (OFF_COUNTER + 8)
+#include "vmclock.h"
+
 #define PAGE 4096
 #define NOBODY 65534
-
-struct view {
-	uint64_t flags, counter, marker;
-	uint32_t seq;
-};
-
-static uint32_t ld32(const volatile unsigned char *p, int off)
-{
-	return le32toh(*(const volatile uint32_t *)(p + off));
-}
-
-static uint64_t ld64(const volatile unsigned char *p, int off)
-{
-	return le64toh(*(const volatile uint64_t *)(p + off));
-}
 
 static double now(void)
 {
@@ -55,41 +35,26 @@ static double now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/* The seqcount reader's side: an even seq_count unchanged across the reads. */
-static int read_mapped(const volatile unsigned char *p, struct view *v)
+/* The seqcount reader's side, retried for up to a second. */
+static int read_mapped(const volatile unsigned char *p, struct vmclock_view *v)
 {
 	double end = now() + 1;
 
 	do {
-		uint32_t seq = ld32(p, OFF_SEQ);
-
-		if (seq & 1)
-			continue;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		v->flags = ld64(p, OFF_FLAGS);
-		v->counter = ld64(p, OFF_COUNTER);
-		v->marker = ld64(p, OFF_MARKER);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (ld32(p, OFF_SEQ) == seq) {
-			v->seq = seq;
+		if (!vmclock_try_read(p, v))
 			return 0;
-		}
 	} while (now() < end);
 	return -1;
 }
 
 /* The driver's read() copies under seq_count itself (-ETIMEDOUT if odd). */
-static int read_file(int fd, struct view *v)
+static int read_file(int fd, struct vmclock_view *v)
 {
-	uint64_t buf[HEADER / 8];
-	const unsigned char *b = (const unsigned char *)buf;
+	uint64_t buf[VMCLOCK_HEADER / 8];
 
 	if (pread(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
 		return -1;
-	v->flags = ld64(b, OFF_FLAGS);
-	v->counter = ld64(b, OFF_COUNTER);
-	v->marker = ld64(b, OFF_MARKER);
-	v->seq = ld32(b, OFF_SEQ);
+	vmclock_fields((const unsigned char *)buf, v);
 	return 0;
 }
 
@@ -114,7 +79,7 @@ static const char *err_name(int e)
 static int access_as_nobody(const char *dev)
 {
 	char op[16], rd[16];
-	uint64_t buf[HEADER / 8];
+	uint64_t buf[VMCLOCK_HEADER / 8];
 	int fd;
 	void *p;
 
@@ -139,7 +104,7 @@ int main(int argc, char **argv)
 {
 	int nobody = 0, use_read = 0, i;
 	const char *dev = "/dev/vmclock0", *via = "mmap";
-	struct view v;
+	struct vmclock_view v;
 	void *p = MAP_FAILED;
 	int fd;
 

@@ -10,7 +10,6 @@
  * whose device is root's only, "open=EACCES".
  */
 #define _GNU_SOURCE
-#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -20,39 +19,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* struct vmclock_abi (include/uapi/linux/vmclock-abi.h): the fields used. */
-#define OFF_SEQ 0x0c
-#define OFF_FLAGS 0x18
-#define OFF_COUNTER 0x68
-#define FLAG_GEN_COUNTER (1ULL << 8)
+#include "vmclock.h"
+
 #define NOBODY 65534
 /* Bounds the first read only: an odd seq_count forever is a broken VMM. */
 #define FIRST_TRIES 100000000ULL
-
-static const volatile unsigned char *page;
-
-static uint32_t seq(void)
-{
-	return le32toh(*(const volatile uint32_t *)(page + OFF_SEQ));
-}
-
-static uint64_t ld64(int off)
-{
-	return le64toh(*(const volatile uint64_t *)(page + off));
-}
-
-/* One seqcount read of the field at off: 0 and *out, or -1 mid-update. */
-static int read_field(int off, uint64_t *out)
-{
-	uint32_t s = seq();
-
-	if (s & 1)
-		return -1;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	*out = ld64(off);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return seq() == s ? 0 : -1;
-}
 
 static int fail(const char *step, const char *what)
 {
@@ -63,7 +34,9 @@ static int fail(const char *step, const char *what)
 int main(int argc, char **argv)
 {
 	const char *dev = argc > 1 ? argv[1] : "/dev/vmclock0";
-	uint64_t flags = 0, from = 0, now = 0, spins = 0, i;
+	uint64_t from, spins = 0, i;
+	struct vmclock_view v;
+	const volatile unsigned char *page;
 	void *p;
 	int fd;
 
@@ -77,20 +50,21 @@ int main(int argc, char **argv)
 	if (p == MAP_FAILED)
 		return fail("mmap", strerrorname_np(errno));
 	page = p;
-	for (i = 0; read_field(OFF_FLAGS, &flags) || read_field(OFF_COUNTER, &from); i++)
+	for (i = 0; vmclock_try_read(page, &v); i++)
 		if (i == FIRST_TRIES)
 			return fail("read", "seq_count-never-even");
-	if (!(flags & FLAG_GEN_COUNTER))
+	from = v.counter;
+	if (!(v.flags & VMCLOCK_FLAG_GEN_COUNTER))
 		return fail("flags", "no-VM_GEN_COUNTER_PRESENT");
 	printf("VMCLOCK-SPIN uid=%d from=%llu\n", (int)getuid(), (unsigned long long)from);
 	/* Loads only from here on: the one way out is a new counter. */
 	for (;;) {
-		if (!read_field(OFF_COUNTER, &now) && now != from)
+		if (!vmclock_try_read(page, &v) && v.counter != from)
 			break;
 		spins++;
 		__builtin_ia32_pause();
 	}
 	printf("VMCLOCK-MOVED from=%llu to=%llu spins=%llu\n", (unsigned long long)from,
-	       (unsigned long long)now, (unsigned long long)spins);
+	       (unsigned long long)v.counter, (unsigned long long)spins);
 	return 0;
 }
