@@ -163,6 +163,9 @@ class Guest:
         time.sleep(RUN_ON[min(t, len(RUN_ON) - 1)])
 
     def guid(self):
+        """The GUID this guest was given; None without a vmgenid device."""
+        if "vmgenid" not in qemu.DEVICES[self.fleet.devices]:
+            return None
         return self.qmp.cmd("query-vm-generation-id")["guid"]
 
     def vmclock(self):
@@ -320,11 +323,12 @@ class Fleet:
         return g
 
     def pairs(self, snapshot, guid, collect, suffix=""):
-        """Two clones with fresh GUIDs and two with guid (the source's: the
-        control), one after another: {fresh1, fresh2, same1, same2: collect(clone)}."""
+        """Two clones with fresh GUIDs (and a new counter, with vmclock) and
+        two with guid (the source's: the control, with the source's counter),
+        one after another: {fresh1, fresh2, same1, same2: collect(clone)}."""
         got = {}
         for name, g in (("fresh1", "auto"), ("fresh2", "auto"), ("same1", guid), ("same2", guid)):
-            c = self.clone(name + suffix, snapshot, g)
+            c = self.clone(name + suffix, snapshot, g, counter=self.vmclock and g == "auto")
             got[name] = collect(c)
             c.quit()
         return got

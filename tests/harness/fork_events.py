@@ -7,12 +7,14 @@ up by exactly one; clones with the source's GUID (the negative control)
 must not wake them within the bound and keep the count; a chain of three
 restores must read 3; on each restore the kernel's reseed line comes
 before the pollers return (the guest's printk clock), and the delay
-between them is printed.
+between them is printed. With --devices vmclock (the harness writes
+the counter as the VMM, no notification), the RNG acts on the restore at
+its next use: the same checks, test names fork-events-vmclock-*.
 """
 import re
 import statistics
 
-from . import console, fleet
+from . import console, fleet, qemu
 
 POLLERS = 64
 # The pollers' own timeout is long: a restored guest's clock may jump by
@@ -36,7 +38,9 @@ def parse(lines):
 
 
 def restore(fl, a, name, snap, guid, then_start=False):
-    c = fl.clone(name, snap, guid)
+    """A clone: guid "auto" is a fork (a new GUID, a new counter), else the
+    source's generation (its GUID, its counter): the control."""
+    c = fl.clone(name, snap, guid, counter=fl.vmclock and guid == "auto")
     wait = QUIET_S if guid != "auto" else WAKE_S
     lines = c.run("fepoll result %d" % wait, timeout=wait + 30)
     if a.debug:
@@ -53,21 +57,25 @@ def restore(fl, a, name, snap, guid, then_start=False):
 def add_args(p):
     p.add_argument("--pollers", type=int, default=POLLERS, help="guest threads in poll() (default %(default)s)")
     p.add_argument("--debug", action="store_true", help="print what each clone's pollers reported")
+    p.add_argument("--devices", choices=sorted(qemu.DEVICES), default="vmgenid",
+                   help="generation devices (default %(default)s; others add -DEVICES to the "
+                   "test names)")
 
 
 def main(opts):
     out, lat = [], []
-    with fleet.Fleet(tag="fe") as fl:
+    pre = "fork-events" + ("" if opts.devices == "vmgenid" else "-" + opts.devices)
+    with fleet.Fleet(tag="fe", devices=opts.devices) as fl:
         src = fl.boot("src")
         if src.value("fepoll count", "COUNT") == "missing":
-            print("FAIL fork-events: no /proc/sys/kernel/random/fork_events in this kernel")
+            print("FAIL %s: no /proc/sys/kernel/random/fork_events in this kernel" % pre)
             return 1
         ready = src.run("fepoll start %d %d" % (opts.pollers, BOUND_MS))
         snap = src.snapshot(fl.snapfile("src"))
         guid = src.guid()
         src.quit()
         if not any(l.startswith("# ready") for l in ready):
-            print("FAIL fork-events-wake: pollers never started: %s" % " | ".join(ready))
+            print("FAIL %s-wake: pollers never started: %s" % (pre, " | ".join(ready)))
             return 1
         (a, _, tsa, fea), snap_a = restore(fl, opts, "fresh", snap, "auto", then_start=True)
         (d, cd, _, fed), _ = restore(fl, opts, "same", snap, guid)
@@ -84,23 +92,23 @@ def main(opts):
         out.append(console.verdict(name, ok, why))
 
     n = str(opts.pollers)
-    check("fork-events-wake", a.get("woke") == n and a.get("after") == "1" and a.get("before") == "0",
+    check(pre + "-wake", a.get("woke") == n and a.get("after") == "1" and a.get("before") == "0",
           "new GUID: want %s/%s pollers woken, count 0 -> 1; got %s" % (n, n, fea))
     woke = {k: (v.get("woke"), v.get("errors")) for k, v in (("fresh", a), ("gen2", a2), ("gen3", a3))}
-    check("fork-events-many-pollers", all(w == (n, "0") for w in woke.values()),
+    check(pre + "-many-pollers", all(w == (n, "0") for w in woke.values()),
           "%s pollers (half uid 65534) must all wake on every restore of the chain: "
           "(woke, errors) %s" % (n, woke))
-    check("fork-events-control", d["pending"] and cd == "0",
+    check(pre + "-control", d["pending"] and cd == "0",
           "same GUID: want no poller back within %ds and count 0; got %s, COUNT %s"
           % (QUIET_S, fed, cd))
-    check("fork-events-chain", c3 == "3" and a2.get("after") == "2" and a3.get("after") == "3",
+    check(pre + "-chain", c3 == "3" and a2.get("after") == "2" and a3.get("after") == "3",
           "three restores must read 3; got %s (gen2 after=%s)" % (fe3, a2.get("after")))
     # A poller woken before the reseed would read the clones' shared bytes.
-    check("fork-events-after-reseed", len(lat) == 3 and min(lat) >= 0,
+    check(pre + "-after-reseed", len(lat) == 3 and min(lat) >= 0,
           "every restore must log its reseed before its pollers return (printk clock): %s"
           % "; ".join(order))
     if lat:
-        print("[fork-events] reseed line -> pollers returned: median %.1f ms, max %.1f ms "
-              "over %d restores (printk clock, %s)" % (statistics.median(lat), max(lat),
+        print("[%s] reseed line -> pollers returned: median %.1f ms, max %.1f ms "
+              "over %d restores (printk clock, %s)" % (pre, statistics.median(lat), max(lat),
                                                        len(lat), fl.accel))
     return console.report(out)

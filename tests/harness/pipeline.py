@@ -59,6 +59,8 @@ PHASES = (
     ("fork-demo", "", "tests/vmtest fork-demo --deep-path"),
     ("fork", "d", "tests/vmtest fork"),
     ("fork-events", "d", "tests/vmtest fork-events"),
+    # Without a notification: fork_events moves at the RNG's next use.
+    ("fork-events-vmclock", "", "tests/vmtest fork-events --devices vmclock"),
     ("fork-count-cases", "", "tests/vmtest fork-count-cases"),
     ("storm", "d", "tests/vmtest storm"),
     ("concurrency", "d", "tests/vmtest concurrency"),
@@ -75,8 +77,16 @@ PHASES = (
     ("long-read", "d", "tests/vmtest long-read"),
     # The stock window of the two phases above, in the same run.
     ("long-read-stock", "", "tests/vmtest long-read --kernel stock"),
+    # vmclock alone (no notification: the counter is what the RNG sees),
+    # stock beside it; and both devices, Firecracker's setup.
+    ("long-read-vmclock", "", "tests/vmtest long-read --devices vmclock"),
+    ("long-read-stock-vmclock", "", "tests/vmtest long-read --kernel stock --devices vmclock"),
+    ("long-read-both", "", "tests/vmtest long-read --devices both"),
     ("early-crng", "d", "tests/vmtest early-crng"),
     ("early-crng-stock", "", "tests/vmtest early-crng --kernel stock"),
+    ("early-crng-vmclock", "", "tests/vmtest early-crng --devices vmclock"),
+    ("early-crng-stock-vmclock", "", "tests/vmtest early-crng --kernel stock --devices vmclock"),
+    ("early-crng-both", "", "tests/vmtest early-crng --devices both"),
     ("rebind", "d", "tests/vmtest rebind"),
     ("rebind-stock", "", "tests/vmtest rebind --kernel stock"),
     ("nowatch", "d", "tests/vmtest rebind --no-watch"),
