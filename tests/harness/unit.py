@@ -12,8 +12,8 @@ import sys
 import tempfile
 import unittest
 
-from . import bench_rng, busy, console, firmware, fleet, fork_count, kunit, pipeline, qemu, storm, \
-    vmclock_gen, vmclock_page, vmclock_unpriv, window
+from . import bench_rng, busy, console, firmware, fleet, fork_count, kunit, long_read, pipeline, \
+    qemu, storm, vmclock_gen, vmclock_page, vmclock_unpriv, window
 
 FIXTURES = os.path.join(qemu.TOP, "tests", "fixtures", "console")
 
@@ -252,6 +252,57 @@ class ForkJudges(unittest.TestCase):
         self.assertEqual(len(f.problems(1, 1, None, None)), 1)  # patched without fork_events
         self.assertEqual(f.problems(0, 0, counted=False), [])  # stock: the console alone
         self.assertEqual(len(f.problems(0, 1, counted=False)), 1)
+
+
+class LongRead(unittest.TestCase):
+    """long-read's page judge on page-hash lists as tests/guest/bigread.c
+    prints them: a fork seen at the page in flight passes, one seen late
+    (the same later page in every clone) or never fails."""
+
+    N, CUT = 64, 20
+
+    def clones(self, left=(21, 21), tail_alike=False):
+        ctl = ["c%d" % i for i in range(self.N)]
+        pages = {"same1": ctl, "same2": list(ctl)}
+        for k, (name, d) in enumerate(zip(("fresh1", "fresh2"), left)):
+            pages[name] = ctl[:d] + ["f%d-%d" % (k if not tail_alike else 0, i)
+                                     for i in range(d, self.N)] if d is not None else list(ctl)
+        return pages
+
+    def verdicts(self, pages, repeats=False, cut=None):
+        return {n.split("long-read-")[1]: ok for n, ok, _ in
+                long_read.judge("long-read", self.CUT if cut is None else cut, pages, repeats)}
+
+    def test_in_flight(self):
+        for d in (20, 21):
+            with self.subTest(d):
+                self.assertTrue(all(self.verdicts(self.clones((d, d))).values()))
+
+    def test_late_or_never(self):
+        late = self.verdicts(self.clones((30, 30)))
+        self.assertEqual((late["page-fresh1"], late["page-fresh2"]), (False, False))
+        never = self.verdicts(self.clones((None, 21)))
+        self.assertFalse(never["page-fresh1"])
+        self.assertFalse(self.verdicts(self.clones((19, 21)))["page-fresh1"])  # before the cut
+
+    def test_every_page_after(self):
+        pages = self.clones()
+        pages["fresh1"][40] = pages["same1"][40]  # one page back on the control's stream
+        self.assertFalse(self.verdicts(pages)["page-fresh1"])
+        self.assertFalse(self.verdicts(self.clones(tail_alike=True))["siblings"])
+
+    def test_controls_and_stock(self):
+        pages = self.clones()
+        pages["same2"] = pages["same2"][:50] + ["x"] * 14
+        self.assertFalse(self.verdicts(pages)["control"])
+        stock = self.verdicts(self.clones((None, None)), repeats=True)
+        self.assertTrue(all(stock.values()))
+        self.assertFalse(self.verdicts(self.clones((None, 60)), repeats=True)["repeats-fresh2"])
+
+    def test_first_zero(self):
+        for n, w in ((10, 0), (10, 4), (10, 10), (1, 1)):
+            with self.subTest((n, w)):
+                self.assertEqual(long_read.first_zero(lambda p: p < w, n), w)
 
 
 class PipelineTable(unittest.TestCase):
