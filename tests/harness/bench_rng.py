@@ -8,7 +8,8 @@ patched kernel boots four ways: with no device (its check patched out by a
 static key), with vmgenid (the ID's first 8 bytes compared on every use),
 with vmclock, its counter written before the first instruction as a VMM
 does (the counter compared, in the kernel and in vDSO getrandom()), and
-with both (the counter compared). Prints medians and patched/stock ratios
+with both (the counter compared); and vmfork-reseed alone with vmclock
+(no vDSO check: its vDSO rows are stock's). Prints medians and patched/stock ratios
 with the range of the per-round ratios, which shows the noise. A benchmark,
 not a test: it passes or fails nothing.
 
@@ -50,6 +51,7 @@ from . import console, qemu, vmclock_page
 NAME, BENCHMARK = "bench-rng", True
 ROUNDS, UML_ROUNDS, CLOCK = 3, 16, "icount"
 BENCH_OBJ = os.path.join(qemu.BUILD, "obj-bench")
+RESEED_OBJ = os.path.join(qemu.BUILD, "obj-bench-reseed")  # vmfork-reseed alone
 # name, build, vmgenid GUID (None: no vmgenid), vmclock counter written at
 # boot as the VMM (None: no vmclock). What the patched kernel watches:
 # nothing (static key off), the ID's first 8 bytes, vmclock's counter,
@@ -58,7 +60,8 @@ KERNELS = [("stock", qemu.STOCK_OBJ, "auto", None),
            ("nodev", BENCH_OBJ, None, None),
            ("vmgenid", BENCH_OBJ, "auto", None),
            ("vmclock", BENCH_OBJ, None, 1),
-           ("both", BENCH_OBJ, "auto", 1)]
+           ("both", BENCH_OBJ, "auto", 1),
+           ("reseed-vmclock", RESEED_OBJ, None, 1)]
 PATCHED = [k[0] for k in KERNELS[1:]]
 # name, UML build (build/uml-NAME, its source build/uml-NAME-src), source, fake ID watched
 UML = [("stock", "stock", "stock", 0), ("stock again", "stock", "stock", 0),
