@@ -5,8 +5,9 @@
 #                        (fork_events_wait, tests/guest/fork_events_wait.c)
 #   fepoll count       - print "COUNT n" only
 #   fepoll result S    - wait up to S s for them; print "FE before=.. after=..
-#                        woke=.." or "FE pending" if none returned, and
-#                        "COUNT n" (the file's value now)
+#                        woke=.." or "FE pending" if none returned, "FE-DRAW
+#                        hex" (16 bytes the first poller drew as it woke),
+#                        and "COUNT n" (the file's value now)
 # When they return, a kmsg line is logged so that the host can measure the
 # delay from the kernel's reseed line to the wake-up on the same clock.
 # shellcheck source=tests/guest/messages.sh
@@ -41,6 +42,7 @@ result)
 	done
 	if [ -e /tmp/fe.done ]; then
 		grep '^fork_events ' /tmp/fe.out | sed 's/^fork_events/FE/' || echo "FE none: $(cat /tmp/fe.out)"
+		grep '^fork_events_draw ' /tmp/fe.out | sed 's/^fork_events_draw/FE-DRAW/' 
 	else
 		echo "FE pending"
 	fi

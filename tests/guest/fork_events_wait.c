@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,12 +59,17 @@ static double now(void)
  * change once per open file. Tells the parent through @ready once the file
  * is open, so that the count the parent reads next is one every poller
  * sees change. Exits 0 when woken with POLLPRI | POLLERR, 1 on timeout,
- * 2 for anything else, 3 if it could not start.
+ * 2 for anything else, 3 if it could not start. With @draw, once woken it
+ * draws 16 bytes with getrandom() at once and prints them as
+ * "fork_events_draw HEX": what a woken process gets first, which must
+ * differ between clones.
  */
-static int poller(int timeout_ms, int unprivileged, int ready)
+static int poller(int timeout_ms, int unprivileged, int ready, int draw)
 {
+	unsigned char bytes[16];
+	char line[64];
 	struct pollfd pfd;
-	int fd, ret;
+	int fd, ret, i, n;
 
 	if (unprivileged && (setgid(65534) || setuid(65534)))
 		return 3;
@@ -76,9 +82,20 @@ static int poller(int timeout_ms, int unprivileged, int ready)
 	close(fd);
 	if (ret == 0)
 		return 1;
-	if (ret == 1 && (pfd.revents & (POLLPRI | POLLERR)) == (POLLPRI | POLLERR))
-		return 0;
-	return 2;
+	if (ret != 1 || (pfd.revents & (POLLPRI | POLLERR)) != (POLLPRI | POLLERR))
+		return 2;
+	if (draw) {
+		if (getrandom(bytes, sizeof(bytes), 0) != sizeof(bytes))
+			return 2;
+		n = snprintf(line, sizeof(line), "fork_events_draw ");
+		for (i = 0; i < (int)sizeof(bytes); i++)
+			n += snprintf(line + n, sizeof(line) - n, "%02x", bytes[i]);
+		line[n++] = '\n';
+		/* One write: the parent and the other pollers share stdout. */
+		if (write(STDOUT_FILENO, line, n) != n)
+			return 2;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -115,7 +132,7 @@ int main(int argc, char **argv)
 		}
 		if (pid == 0) {
 			close(ready[0]);
-			_exit(poller(timeout_ms, i % 2, ready[1]));
+			_exit(poller(timeout_ms, i % 2, ready[1], i == 0));
 		}
 	}
 	close(ready[1]);

@@ -4,7 +4,9 @@ A source guest has N pollers blocked in poll() on
 /proc/sys/kernel/random/fork_events when it is snapshotted. Clones restored
 with a new GUID must wake every poller, privileged or not, with the count
 up by exactly one; clones with the source's GUID (the negative control)
-must not wake them within the bound and keep the count; a chain of three
+must not wake them within the bound and keep the count; the first poller
+of each clone draws 16 bytes with getrandom() as it wakes, and two new
+clones of one snapshot must draw different ones; a chain of three
 restores must read 3; on each restore the kernel's reseed line comes
 before the pollers return (the guest's printk clock), and the delay
 between them is printed. With --devices vmclock (the harness writes
@@ -29,6 +31,7 @@ def parse(lines):
     vals = dict(re.findall(r"(\w+)=([\d.]+)", fe))
     vals["pending"] = fe == "FE pending"
     count = next((l.split()[1] for l in lines if l.startswith("COUNT ")), "?")
+    vals["draw"] = next((l.split()[1] for l in lines if l.startswith("FE-DRAW ")), None)
     ts = {}
     for l in lines:
         m = re.match(r"KMSG \[\s*([\d.]+)\] (.*)", l)
@@ -79,6 +82,7 @@ def main(opts):
             return 1
         (a, _, tsa, fea), snap_a = restore(fl, opts, "fresh", snap, "auto", then_start=True)
         (d, cd, _, fed), _ = restore(fl, opts, "same", snap, guid)
+        (b, _, _, _), _ = restore(fl, opts, "fresh-b", snap, "auto")
         (a2, _, ts2, _), snap_a2 = restore(fl, opts, "gen2", snap_a, "auto", then_start=True)
         (a3, c3, ts3, fe3), _ = restore(fl, opts, "gen3", snap_a2, "auto")
     order = []
@@ -98,6 +102,10 @@ def main(opts):
     check(pre + "-many-pollers", all(w == (n, "0") for w in woke.values()),
           "%s pollers (half uid 65534) must all wake on every restore of the chain: "
           "(woke, errors) %s" % (n, woke))
+    # What a woken process draws first must not be its sibling's.
+    check(pre + "-draws-differ", a["draw"] and b["draw"] and a["draw"] != b["draw"],
+          "two new clones of one snapshot: the first poller drew %s and %s as it woke; "
+          "want two different values" % (a["draw"], b["draw"]))
     check(pre + "-control", d["pending"] and cd == "0",
           "same GUID: want no poller back within %ds and count 0; got %s, COUNT %s"
           % (QUIET_S, fed, cd))
