@@ -42,7 +42,7 @@ result)
 	done
 	if [ -e /tmp/fe.done ]; then
 		grep '^fork_events ' /tmp/fe.out | sed 's/^fork_events/FE/' || echo "FE none: $(cat /tmp/fe.out)"
-		grep '^fork_events_draw ' /tmp/fe.out | sed 's/^fork_events_draw/FE-DRAW/' 
+		grep '^fork_events_draw ' /tmp/fe.out | sed 's/^fork_events_draw/FE-DRAW/'
 	else
 		echo "FE pending"
 	fi

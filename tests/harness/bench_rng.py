@@ -9,9 +9,9 @@ static key), with vmgenid (the ID's first 8 bytes compared on every use),
 with vmclock, its counter written before the first instruction as a VMM
 does (the counter compared, in the kernel and in vDSO getrandom()), and
 with both (the counter compared); and vmfork-reseed alone with vmclock
-(no vDSO check: its vDSO rows are stock's). Prints medians and patched/stock ratios
-with the range of the per-round ratios, which shows the noise. A benchmark,
-not a test: it passes or fails nothing.
+(no vDSO check: its vDSO rows are stock's). Prints medians and
+patched/stock ratios with the range of the per-round ratios, which shows
+the noise. A benchmark, not a test: it passes or fails nothing.
 
 Under TCG the guests run with -icount shift=0: guest time advances one
 nanosecond per instruction executed, so calls per guest second measure

@@ -68,17 +68,14 @@ def add_args(p):
     p.add_argument("--kernel", choices=("patched", "stock") + qemu.STABLE_KERNELS, default="patched",
                    help="stock, stable-stock: a base kernel, where new GUIDs must repeat "
                    "(test names early-crng-KERNEL-*); stable: the fixes on the previous base")
-    p.add_argument("--devices", choices=sorted(qemu.DEVICES), default="vmgenid",
-                   help="generation devices (default %(default)s; others add -DEVICES to the "
-                   "test names; the harness writes vmclock's counter as the VMM)")
+    qemu.add_devices_arg(p)
 
 
 def main(a):
     out = []
     repeats = a.kernel in ("stock", "stable-stock")
     name = "early-crng" if a.kernel == "patched" else "early-crng-" + a.kernel
-    if a.devices != "vmgenid":
-        name += "-" + a.devices
+    name = qemu.named(name, a.devices)
     with fleet.Fleet(obj=qemu.obj_of(a.kernel), tag="early", devices=a.devices) as fl:
         src = fl.boot("src", append=APPEND)
         credit = src.request_value("credit", "CREDIT")

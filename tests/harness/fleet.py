@@ -311,8 +311,10 @@ class Fleet:
     def clone(self, name, snapshot, guid="auto", counter=None):
         """A clone of snapshot with guid (auto: a fresh one). counter: write
         vm_generation_counter = saved + 1 before it runs (default: when the
-        fleet has vmclock); False is the same-counter control."""
-        counter = self.vmclock if counter is None else counter
+        fleet has vmclock and the clone is a fork, guid auto; a clone of the
+        source's generation keeps its counter); False is the same-counter
+        control."""
+        counter = self.vmclock and guid == "auto" if counter is None else counter
         if counter and not self.vmclock:
             raise ValueError("counter=True needs vmclock, not devices=%s" % self.devices)
         g = Guest(self, name, guid=guid, snapshot=snapshot)
@@ -328,7 +330,7 @@ class Fleet:
         one after another: {fresh1, fresh2, same1, same2: collect(clone)}."""
         got = {}
         for name, g in (("fresh1", "auto"), ("fresh2", "auto"), ("same1", guid), ("same2", guid)):
-            c = self.clone(name + suffix, snapshot, g, counter=self.vmclock and g == "auto")
+            c = self.clone(name + suffix, snapshot, g)
             got[name] = collect(c)
             c.quit()
         return got

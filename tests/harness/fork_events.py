@@ -43,7 +43,7 @@ def parse(lines):
 def restore(fl, a, name, snap, guid, then_start=False):
     """A clone: guid "auto" is a fork (a new GUID, a new counter), else the
     source's generation (its GUID, its counter): the control."""
-    c = fl.clone(name, snap, guid, counter=fl.vmclock and guid == "auto")
+    c = fl.clone(name, snap, guid)
     wait = QUIET_S if guid != "auto" else WAKE_S
     lines = c.run("fepoll result %d" % wait, timeout=wait + 30)
     if a.debug:
@@ -60,14 +60,12 @@ def restore(fl, a, name, snap, guid, then_start=False):
 def add_args(p):
     p.add_argument("--pollers", type=int, default=POLLERS, help="guest threads in poll() (default %(default)s)")
     p.add_argument("--debug", action="store_true", help="print what each clone's pollers reported")
-    p.add_argument("--devices", choices=sorted(qemu.DEVICES), default="vmgenid",
-                   help="generation devices (default %(default)s; others add -DEVICES to the "
-                   "test names)")
+    qemu.add_devices_arg(p)
 
 
 def main(opts):
     out, lat = [], []
-    pre = "fork-events" + ("" if opts.devices == "vmgenid" else "-" + opts.devices)
+    pre = qemu.named("fork-events", opts.devices)
     with fleet.Fleet(tag="fe", devices=opts.devices) as fl:
         src = fl.boot("src")
         if src.value("fepoll count", "COUNT") == "missing":

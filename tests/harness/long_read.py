@@ -137,18 +137,14 @@ def add_args(p):
     p.add_argument("--kernel", choices=qemu.KERNELS, default="patched",
                    help="stock (the base) or revert (the series without its check): new GUIDs "
                    "must repeat there (test names long-read-KERNEL-*)")
-    p.add_argument("--devices", choices=sorted(qemu.DEVICES), default="vmgenid",
-                   help="generation devices (default %(default)s; others add -DEVICES to the "
-                   "test names)")
+    qemu.add_devices_arg(p)
 
 
 def main(a):
     obj, repeats = qemu.obj_of(a.kernel), a.kernel != "patched"
     kasan = "CONFIG_KASAN=y" in qemu.kernel_config(obj)
     mib = a.mib or (24 if kasan else 64)
-    name = "long-read-" + a.kernel if repeats else "long-read"
-    if a.devices != "vmgenid":
-        name += "-" + a.devices
+    name = qemu.named("long-read-" + a.kernel if repeats else "long-read", a.devices)
     t0 = time.monotonic()
     out = []
     with fleet.Fleet(obj=obj, tag="longread", devices=a.devices) as fl:

@@ -98,6 +98,18 @@ def initrd(obj=None):
 DEVICES = {"vmgenid": ("vmgenid",), "vmclock": ("vmclock",), "both": ("vmgenid", "vmclock")}
 
 
+def add_devices_arg(p):
+    """--devices, for a fork phase that runs on each setup (see named())."""
+    p.add_argument("--devices", choices=sorted(DEVICES), default="vmgenid",
+                   help="generation devices (default %(default)s; others add -DEVICES to the "
+                   "test names; with vmclock the harness writes its counter as the VMM)")
+
+
+def named(name, devices):
+    """A phase's test-name prefix on a device setup: vmgenid's is the plain one."""
+    return name if devices == "vmgenid" else name + "-" + devices
+
+
 def qemu_argv(kernel, initrd, append, accel, console_log, guid="auto",
               chardevs=(), qmp=None, incoming=None, extra=(), devices="vmgenid",
               paused=False):
@@ -194,9 +206,8 @@ def boot(kernel, initrd, run, accel, log, timeout=120, guid="auto", extra=(),
     """
     if os.path.exists(log):
         os.unlink(log)
-    qmp = log + ".qmp" if setup else None
-    if qmp and len(qmp) > 100:  # sun_path's limit, from a deep checkout
-        qmp = os.path.join("/tmp", "vmfork-boot-%d.qmp" % os.getpid())
+    # In /tmp: a socket path under a deep checkout would pass sun_path's limit.
+    qmp = "/tmp/vmfork-boot-%d.qmp" % os.getpid() if setup else None
     argv = qemu_argv(kernel, initrd, ("vmfork.run=" + run + " " + append).strip(), accel, log,
                      guid=guid, extra=extra, devices=devices, paused=bool(setup), qmp=qmp)
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,

@@ -262,11 +262,14 @@ class LongRead(unittest.TestCase):
     N, CUT = 64, 20
 
     def clones(self, left=(21, 21), tail_alike=False):
+        """Page hashes: the controls alike, each fresh clone the control's
+        up to its page in left (None: to the end), then its own."""
         ctl = ["c%d" % i for i in range(self.N)]
         pages = {"same1": ctl, "same2": list(ctl)}
         for k, (name, d) in enumerate(zip(("fresh1", "fresh2"), left)):
-            pages[name] = ctl[:d] + ["f%d-%d" % (k if not tail_alike else 0, i)
-                                     for i in range(d, self.N)] if d is not None else list(ctl)
+            d = self.N if d is None else d
+            own = 0 if tail_alike else k
+            pages[name] = ctl[:d] + ["f%d-%d" % (own, i) for i in range(d, self.N)]
         return pages
 
     def verdicts(self, pages, repeats=False, cut=None):
