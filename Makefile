@@ -32,8 +32,8 @@ fork-demo: build initramfs  ## fork a running guest: two clones and a control
 	@mkdir -p build/logs && tests/vmtest fork-demo | tee build/logs/fork-demo.txt
 report:  # short summary of the last main job
 	@scripts/report
-check: tree  ## static-analysis gates on the stack (SERIES=NAME for one series, SERIES=dir|mbox for another)
-	@checks/run $(SERIES)
+check: tree  ## static-analysis gates on the stack (SERIES=NAME for one series, SERIES=dir|mbox for another), then the whole-kernel gates' fixtures
+	@checks/run $(SERIES) && tests/host/gate-fixtures configs bisect
 test:  ## every gate and test (its first phase installs packages); ends with 'N passed, N failed'
 	@command -v python3 >/dev/null || scripts/deps; tests/vmtest test
 test-debug: tree  ## fork tests on a lockdep/KASAN/UBSAN kernel (slow)

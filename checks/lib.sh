@@ -92,6 +92,15 @@ compare() {
 		sed 's/^/  /' "$WORK/broken"; echo "FAIL $GATE: the tool itself failed (see above)"; reproduce; exit 2
 	fi
 }
+# Objects compiled at HEAD (by every objs_diag call, configs' variants summed).
+checked() { awk '{ n += $1 } END { print n + 0 }' "$WORK/checked" 2>/dev/null || echo 0; }
+# An object gate on a series that touches no kernel .c file checks nothing:
+# that is a failure to say so, not a pass.
+need_objs() {
+	[ -z "$(touched_objs "$CHECK_HEAD")" ] || return 0
+	echo "FAIL $GATE: the series touches no kernel .c file, nothing to compile (GATES= without $GATE for such a series)"
+	exit 1
+}
 
 # Paths relative to the tree: make prints them absolute or relative to O=.
 relpaths() { sed -e "s|$CHECK_TREE/||g" -e "s|^$(realpath -m --relative-to="$CHECK_OBJ" "$CHECK_TREE")/||"; }
@@ -100,10 +109,49 @@ relpaths() { sed -e "s|$CHECK_TREE/||g" -e "s|^$(realpath -m --relative-to="$CHE
 # files that exist at commit $1, except userspace programs (tools/,
 # scripts/, samples/, usr/): they are not kernel objects, their own
 # Makefiles build them.
+touched_kernel_c() { touched_c | grep -Ev '^(tools|scripts|samples|usr)/'; }
 touched_objs() {
 	local f
-	for f in $(touched_c | grep -Ev '^(tools|scripts|samples|usr)/'); do
-		exists_at "$1" "$f" && echo "${f%.c}.o"
+	for f in $(touched_kernel_c); do
+		exists_at "$1" "$f" && objs_of "$1" "$f"
+	done | awk '!seen[$0]++'
+}
+# The objects that compile .c file $2 at commit $1: its own, and those of
+# the .c files that #include it. kbuild never compiles lib/vdso/getrandom.c
+# by itself; the x86 vDSO's vgetrandom.c includes it.
+objs_of() {
+	echo "${2%.c}.o"
+	includes "$1" | awk -v f="$2" '$2 == f { sub(/\.c$/, ".o", $1); print $1 }'
+}
+# "includer included" for every #include "X.c" of a touched file's name
+# in a .c file at commit $1, the path resolved from the tree's top or the
+# includer's directory; one git grep per commit, cached.
+includes() {
+	local c=$WORK/includes.$1 inc p names
+	if [ ! -f "$c" ]; then
+		names=$(touched_kernel_c | sed 's|.*/||' | sort -u)
+		git -C "$CHECK_TREE" grep -E '^#include "[^"]*\.c"' "$1" -- '*.c' |
+		sed -E "s|^$1:([^:]*):#include \"([^\"]*)\".*|\1 \2|" |
+		awk -v names="$names" 'BEGIN { split(names, a, "\n"); for (i in a) want[a[i]] = 1 }
+			{ n = $2; sub(/.*\//, "", n) } n in want' |
+		while read -r inc p; do
+			if exists_at "$1" "$p"; then echo "$inc $p"
+			else echo "$inc $(realpath -m --relative-to=/ "/${inc%/*}/$p")"; fi
+		done >"$c.tmp" && mv "$c.tmp" "$c"
+	fi
+	cat "$c"
+}
+# Touched .c files (existing at $1) that none of the built objects $2...
+# compiles: a gate that checks objects must not count them as checked.
+unbuilt() {
+	local rev=$1 f o ok; shift
+	for f in $(touched_kernel_c); do
+		exists_at "$rev" "$f" || continue
+		ok=
+		for o in $(objs_of "$rev" "$f"); do
+			printf '%s\n' "$@" | grep -qxF "$o" && ok=1
+		done
+		[ -n "$ok" ] || echo "$f"
 	done
 }
 # Of objects $@, those kbuild built or tried to in objs_diag's directory
@@ -133,6 +181,10 @@ objs_diag() {
 	# shellcheck disable=SC2046 # the objects' directories, one word each
 	kmake -k -j"$(nproc)" $(printf '%s\n' "${objs[@]}" | sed 's|[^/]*$||' | sort -u) >"$WORK/plain.log" 2>&1
 	mapfile -t objs < <(built "${objs[@]}")
+	if [ "$rev" = "$CHECK_HEAD" ]; then
+		echo "${#objs[@]}" >>"$WORK/checked"
+		unbuilt "$rev" "${objs[@]}" >>"$WORK/unbuilt"
+	fi
 	[ ${#objs[@]} -gt 0 ] || return 0
 	[ -z "${PRE_DIAG:-}" ] || $PRE_DIAG "${objs[@]}"
 	kmake -k -j"$(nproc)" "$@" "${objs[@]}" >"$WORK/diag.log" 2>&1
@@ -156,6 +208,14 @@ drop_objs() { local o; for o in "$@"; do rm -f "$CHECK_OBJ/$o"; done; }
 # Summary, verdict and the way to reproduce; $1 = file of new findings.
 verdict() {
 	local new=$1 what=$2 n
+	# A file no object compiled was not checked: a finding, never a pass.
+	# UNBUILT_OK: the configs gate's variants leave files out on purpose.
+	if [ -s "$WORK/unbuilt" ] && [ -z "${UNBUILT_OK:-}" ]; then
+		sort -u "$WORK/unbuilt" | sed 's|$|: not compiled in this config, by itself or by a file that #includes it (add its options to configs/)|' >>"$new"
+	fi
+	if [ -f "$WORK/checked" ] && [ "$(checked)" = 0 ]; then
+		echo "no touched object compiled in any config, nothing checked" >>"$new"
+	fi
 	n=$(grep -c . "$new" || true)
 	cat "$new"
 	echo "$GATE: $n new finding(s); $what"
@@ -165,7 +225,8 @@ verdict() {
 	exit 1
 }
 
-# Every gate passes an empty series, saying so.
+# No gate passes on nothing: an empty series is a mistake (a wrong base
+# or head), never a clean one.
 if [ -z "$(series)" ]; then
-	echo "$GATE: empty series, nothing to check"; echo "PASS $GATE"; exit 0
+	echo "FAIL $GATE: empty series ($(git -C "$CHECK_TREE" log -1 --format=%h "$CHECK_BASE")..$(git -C "$CHECK_TREE" log -1 --format=%h "$CHECK_HEAD") has no patch), nothing checked"; exit 1
 fi

@@ -42,7 +42,7 @@ PHASES = (
     ("targets", "&", "tests/host/targets"),
     ("send", "&", "tests/host/send"),
     ("gates", "", "checks/run --touched"),
-    ("gate-fixtures", "", "tests/host/gate-fixtures b4-trailers checkpatch recipients kernel-doc sparse extra-warnings coccinelle"),
+    ("gate-fixtures", "", "tests/host/gate-fixtures empty nokernelc b4-trailers checkpatch recipients kernel-doc sparse extra-warnings coccinelle"),
     ("join", "", ""),
     ("smoke", "d", "tests/vmtest guest smoke"),
     # The base kernel's vDSO selftests: a minute of one vCPU's work
