@@ -35,11 +35,17 @@ def deep_path(a):
                            env=dict(os.environ, BUILD=os.path.join(d, "build")))
         out = p.stdout + p.stderr
     print(out, end="")
-    if p.returncode == 0 and "\nfork-demo: PASS" in "\n" + out:
-        print("PASS fork-demo-deep-path (%d-character checkout path)" % len(d))
-        return 0
-    print("FAIL fork-demo-deep-path: exit %d from a %d-character path" % (p.returncode, len(d)))
-    return 1
+    ok, line = deep_path_verdict(len(d), p.returncode, out)
+    print(line)
+    return 0 if ok else 1
+
+
+def deep_path_verdict(length, rc, out):
+    """(ok, its PASS/FAIL line): the demo, run from a path of length
+    characters, exited rc and printed out. Pure: unit-tested."""
+    if rc == 0 and "\nfork-demo: PASS" in "\n" + out:
+        return True, "PASS fork-demo-deep-path (%d-character checkout path)" % length
+    return False, "FAIL fork-demo-deep-path: exit %d from a %d-character path" % (rc, length)
 
 
 def pair(fl, snap, guid, label):
@@ -86,14 +92,22 @@ def main(a):
 
         tries = fleet.retry("fork-demo", 3, attempt, lambda r: r[2] == 3,
                             lambda r: "fresh GUIDs %d of 3 records alike, %d of 2 reseed lines" % r[:2])
+    ok, line = verdict(tries)
+    print("\n[fork-demo] done in %.1fs" % (time.monotonic() - t0))
+    print(line)
+    return 0 if ok else 1
+
+
+def verdict(tries):
+    """(ok, the 'fork-demo: PASS|FAIL' line) over every try, each as
+    attempt() returns it: (fresh pair's records alike, its reseed lines,
+    the control pair's records alike, its reseed lines). Pure: unit-tested."""
     # Fresh clones of every try count, the control of the last.
     new_alike = max(r[0] for r in tries)
     new_reseeds = next((r[1] for r in tries if r[1] != 2), 2)  # the first try that was off
     same_alike, same_reseeds = tries[-1][2:]
     # The demo shows the claim only if the control shows the opposite.
     ok = (new_alike, new_reseeds, same_alike, same_reseeds) == (0, 2, 3, 0)
-    print("\n[fork-demo] done in %.1fs" % (time.monotonic() - t0))
-    print("fork-demo: %s: fresh GUIDs: %d of 3 records alike, %d of 2 reseed lines; "
-          "same GUID: %d of 3 records alike, %d reseed lines (want 0, 2, 3, 0)"
-          % ("PASS" if ok else "FAIL", new_alike, new_reseeds, same_alike, same_reseeds))
-    return 0 if ok else 1
+    return ok, ("fork-demo: %s: fresh GUIDs: %d of 3 records alike, %d of 2 reseed lines; "
+                "same GUID: %d of 3 records alike, %d reseed lines (want 0, 2, 3, 0)"
+                % ("PASS" if ok else "FAIL", new_alike, new_reseeds, same_alike, same_reseeds))

@@ -63,6 +63,32 @@ def notified(g, kernel, sci):
                                    "the fork was not notified yet" % (g.name, got, sci))
 
 
+def verdicts(name, tries, repeats):
+    """[(test, ok, why)] over every try, each as attempt() returns it:
+    [fresh1/fresh2 records alike, same1/same2 records alike, [(early rekey,
+    reseed lines) of fresh1, of fresh2]]. New GUIDs are judged in every try,
+    the control in the last; repeats: a base kernel, where new GUIDs must
+    repeat. Pure: unit-tested (tests/harness/unit.py)."""
+    out = []
+    fresh, same = [r[0] for r in tries], tries[-1][1]
+    if repeats:
+        out.append((name + "-repeats", all(f == NREC for f in fresh),
+                    "new GUIDs: %s of %d GRND_INSECURE records alike in %d tries; want all alike"
+                    % ("/".join(map(str, fresh)), NREC, len(tries))))
+    else:
+        out.append((name + "-diverge", not any(fresh),
+                    "new GUIDs: %s of %d GRND_INSECURE records alike in %d tries, crng not ready; "
+                    "want 0" % ("/".join(map(str, fresh)), NREC, len(tries))))
+    if not repeats:
+        logs = [x for r in tries for x in r[2]]
+        out.append((name + "-logged", all(e == 1 and r == 0 for e, r in logs),
+                    "new GUIDs, (early rekey, reseed) lines per clone: %s; want (1, 0) each"
+                    % " ".join("(%d, %d)" % x for x in logs)))
+    out.append((name + "-control", same == NREC,
+                "same GUID: %d of %d alike; want all" % (same, NREC)))
+    return out
+
+
 def add_args(p):
     # Not revert: the early crng's own fix comes before the check.
     p.add_argument("--kernel", choices=("patched", "stock") + qemu.STABLE_KERNELS, default="patched",
@@ -72,7 +98,6 @@ def add_args(p):
 
 
 def main(a):
-    out = []
     repeats = a.kernel in ("stock", "stable-stock")
     name = "early-crng" if a.kernel == "patched" else "early-crng-" + a.kernel
     name = qemu.named(name, a.devices)
@@ -111,20 +136,4 @@ def main(a):
         tries = fleet.retry("early", TRIES, attempt, lambda r: r[1] == NREC,
                             lambda r: "new GUIDs %d of %d records alike" % (r[0], NREC))
         src.quit()
-    fresh, same = [r[0] for r in tries], tries[-1][1]
-    if repeats:
-        out.append((name + "-repeats", all(f == NREC for f in fresh),
-                    "new GUIDs: %s of %d GRND_INSECURE records alike in %d tries; want all alike"
-                    % ("/".join(map(str, fresh)), NREC, len(tries))))
-    else:
-        out.append((name + "-diverge", not any(fresh),
-                    "new GUIDs: %s of %d GRND_INSECURE records alike in %d tries, crng not ready; "
-                    "want 0" % ("/".join(map(str, fresh)), NREC, len(tries))))
-    if not repeats:
-        logs = [x for r in tries for x in r[2]]
-        out.append((name + "-logged", all(e == 1 and r == 0 for e, r in logs),
-                    "new GUIDs, (early rekey, reseed) lines per clone: %s; want (1, 0) each"
-                    % " ".join("(%d, %d)" % x for x in logs)))
-    out.append((name + "-control", same == NREC,
-                "same GUID: %d of %d alike; want all" % (same, NREC)))
-    return console.report([console.verdict(*r) for r in out])
+    return console.report([console.verdict(*r) for r in verdicts(name, tries, repeats)])

@@ -63,37 +63,35 @@ def add_args(p):
     qemu.add_devices_arg(p)
 
 
-def main(opts):
-    out, lat = [], []
-    pre = qemu.named("fork-events", opts.devices)
-    with fleet.Fleet(tag="fe", devices=opts.devices) as fl:
-        src = fl.boot("src")
-        if src.value("fepoll count", "COUNT") == "missing":
-            print("FAIL %s: no /proc/sys/kernel/random/fork_events in this kernel" % pre)
-            return 1
-        ready = src.run("fepoll start %d %d" % (opts.pollers, BOUND_MS))
-        snap = src.snapshot(fl.snapfile("src"))
-        guid = src.guid()
-        src.quit()
-        if not any(l.startswith("# ready") for l in ready):
-            print("FAIL %s-wake: pollers never started: %s" % (pre, " | ".join(ready)))
-            return 1
-        (a, _, tsa, fea), snap_a = restore(fl, opts, "fresh", snap, "auto", then_start=True)
-        (d, cd, _, fed), _ = restore(fl, opts, "same", snap, guid)
-        (b, _, _, _), _ = restore(fl, opts, "fresh-b", snap, "auto")
-        (a2, _, ts2, _), snap_a2 = restore(fl, opts, "gen2", snap_a, "auto", then_start=True)
-        (a3, c3, ts3, fe3), _ = restore(fl, opts, "gen3", snap_a2, "auto")
-    order = []
-    for name, ts in (("fresh", tsa), ("gen2", ts2), ("gen3", ts3)):
+def latencies(got):
+    """Reseed line -> pollers back, in ms, for each restore of the chain
+    that logged both, and what each logged, said."""
+    lat, order = [], []
+    for name in ("fresh", "gen2", "gen3"):
+        ts = got[name][2]
         if "reseed" in ts and "woke" in ts:
             lat.append((ts["woke"] - ts["reseed"]) * 1000)
         order.append("%s: reseed %s, pollers back %s" % (name, ts.get("reseed", "never"),
                                                         ts.get("woke", "never")))
+    return lat, order
+
+
+def verdicts(pre, pollers, got):
+    """[(test, ok, why)]; got: {fresh, same, fresh-b, gen2, gen3: parse() of
+    that restore's 'fepoll result'}, pollers: how many were started.
+    Pure: unit-tested (tests/harness/unit.py)."""
+    out = []
+    a, _, _, fea = got["fresh"]
+    d, cd, _, fed = got["same"]
+    b = got["fresh-b"][0]
+    a2 = got["gen2"][0]
+    a3, c3, _, fe3 = got["gen3"]
+    lat, order = latencies(got)
 
     def check(name, ok, why):
-        out.append(console.verdict(name, ok, why))
+        out.append((name, bool(ok), why))
 
-    n = str(opts.pollers)
+    n = str(pollers)
     check(pre + "-wake", a.get("woke") == n and a.get("after") == "1" and a.get("before") == "0",
           "new GUID: want %s/%s pollers woken, count 0 -> 1; got %s" % (n, n, fea))
     woke = {k: (v.get("woke"), v.get("errors")) for k, v in (("fresh", a), ("gen2", a2), ("gen3", a3))}
@@ -113,8 +111,33 @@ def main(opts):
     check(pre + "-after-reseed", len(lat) == 3 and min(lat) >= 0,
           "every restore must log its reseed before its pollers return (printk clock): %s"
           % "; ".join(order))
+    return out
+
+
+def main(opts):
+    pre = qemu.named("fork-events", opts.devices)
+    with fleet.Fleet(tag="fe", devices=opts.devices) as fl:
+        src = fl.boot("src")
+        if src.value("fepoll count", "COUNT") == "missing":
+            print("FAIL %s: no /proc/sys/kernel/random/fork_events in this kernel" % pre)
+            return 1
+        ready = src.run("fepoll start %d %d" % (opts.pollers, BOUND_MS))
+        snap = src.snapshot(fl.snapfile("src"))
+        guid = src.guid()
+        src.quit()
+        if not any(l.startswith("# ready") for l in ready):
+            print("FAIL %s-wake: pollers never started: %s" % (pre, " | ".join(ready)))
+            return 1
+        got = {}
+        got["fresh"], snap_a = restore(fl, opts, "fresh", snap, "auto", then_start=True)
+        got["same"], _ = restore(fl, opts, "same", snap, guid)
+        got["fresh-b"], _ = restore(fl, opts, "fresh-b", snap, "auto")
+        got["gen2"], snap_a2 = restore(fl, opts, "gen2", snap_a, "auto", then_start=True)
+        got["gen3"], _ = restore(fl, opts, "gen3", snap_a2, "auto")
+    out = verdicts(pre, opts.pollers, got)
+    lat, _ = latencies(got)
     if lat:
         print("[%s] reseed line -> pollers returned: median %.1f ms, max %.1f ms "
               "over %d restores (printk clock, %s)" % (pre, statistics.median(lat), max(lat),
                                                        len(lat), fl.accel))
-    return console.report(out)
+    return console.report([console.verdict(*r) for r in out])

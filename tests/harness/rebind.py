@@ -53,7 +53,11 @@ def bound(g, how=""):
 
 def sweep(g, name):
     """Bind with each allocation of the probe failed in turn; ends bound."""
-    lines = g.run("vmgenid sweep-bind", timeout=600)
+    return sweep_verdict(name, g.run("vmgenid sweep-bind", timeout=600))
+
+
+def sweep_verdict(name, lines):
+    """(test, ok, why) of 'vmgenid sweep-bind''s lines. Pure: unit-tested."""
     got = dict(l.split(None, 1) for l in lines if " " in l)
     w = (got.get("SWEEP", "") + " x").split()
     ok = (w[0] == "attempts" and w[3] != "0" and w[5] == "yes"
@@ -62,50 +66,73 @@ def sweep(g, name):
             % (got.get("SWEEP"), got.get("BOUND")))
 
 
+def counts(name):
+    """Only the reseed series counts forks and acts at bind on one missed
+    while unbound; on the previous base (the fixes alone) only the
+    console tells, where the kernel as shipped oopses."""
+    return name != "rebind-stable"
+
+
 def away_and_back(fl, src, mode, name, out):
     """Take the driver away in the source, fork it, bring it back in the
     clone: that clone, bound again, is returned to be forked. The test
     names start with name."""
-    down, forked, up = MODES[mode]
-    state, mod = bound(src, down)
-    out.append(("%s-%s" % (name, down), state == "no" and (mode == "rebind" or mod == "no"),
-                "after %s: bound %s, module loaded %s" % (down, state, mod)))
+    down, _, up = MODES[mode]
+    seen = {"down": bound(src, down)}
     snap = src.snapshot(fl.snapfile("src"))
     src.quit()
     u = fl.clone("unbound", snap)
     u.records(NREC)
     time.sleep(2)  # the notification reaches the guest's ACPI handler meanwhile
-    forks = int(u.value("forks", "FORKS"))
-    clean = not console.splats(console.read(u.console))
-    # Only the reseed series counts forks and acts at bind on one missed
-    # while unbound; on the previous base (the fixes alone) only the
-    # console tells, where the kernel as shipped oopses.
-    counts = name != "rebind-stable"
-    out.append(("%s-%s" % (name, forked), (forks == 0 or not counts) and clean,
+    seen["unbound"] = int(u.value("forks", "FORKS")), not console.splats(console.read(u.console))
+    seen["up"] = bound(u, up)
+    if counts(name):
+        u.records(NREC)
+        seen["missed"] = int(u.value("forks", "FORKS")), len(u.reseed_lines(True))
+    out.extend(away_verdicts(name, mode, seen))
+    return u
+
+
+def away_verdicts(name, mode, seen):
+    """[(test, ok, why)] of away_and_back(): seen["down"], seen["up"]: bound()
+    after taking the driver away and bringing it back; seen["unbound"]:
+    (forks counted, console clean) of the clone forked meanwhile;
+    seen["missed"]: (forks, reseed lines) once it is back, where counts().
+    Pure: unit-tested (tests/harness/unit.py)."""
+    down, forked, up = MODES[mode]
+    state, mod = seen["down"]
+    out = [("%s-%s" % (name, down), state == "no" and (mode == "rebind" or mod == "no"),
+            "after %s: bound %s, module loaded %s" % (down, state, mod))]
+    forks, clean = seen["unbound"]
+    out.append(("%s-%s" % (name, forked), (forks == 0 or not counts(name)) and clean,
                 "clone after %s: %d forks counted (want 0%s), console %s"
-                % (down, forks, "" if counts else "; not judged on this kernel",
+                % (down, forks, "" if counts(name) else "; not judged on this kernel",
                    "clean" if clean else "has a splat")))
-    state, mod = bound(u, up)
+    state, mod = seen["up"]
     out.append(("%s-%s" % (name, up), state == "yes" and (mode == "rebind" or mod == "yes"),
                 "after %s: bound %s, module loaded %s" % (up, state, mod)))
-    if not counts:
-        return u
-    u.records(NREC)
-    forks, reseeds = int(u.value("forks", "FORKS")), len(u.reseed_lines(True))
+    if not counts(name):
+        return out
+    forks, reseeds = seen["missed"]
     out.append(("%s-missed-fork" % name, (forks, reseeds) == (1, 1),
                 "the fork while unbound, acted upon at %s: %d forks, %d reseed lines (want 1, 1)"
                 % (up, forks, reseeds)))
-    return u
+    return out
 
 
 def notified_only(src, name, out):
     """The source, bound without the watch: it is forked as it is."""
     state, _ = bound(src)
-    msg = src.console_lines(console.NOTIFIED_ONLY)
-    out.append((name + "-bound", state == "yes" and len(msg) == 1,
-                "bound %s, the driver says: %s" % (state, msg[0].strip() if msg else
-                                                   "nothing of '%s'" % console.NOTIFIED_ONLY)))
+    out.append(notified_only_verdict(name, state, src.console_lines(console.NOTIFIED_ONLY)))
     return src
+
+
+def notified_only_verdict(name, state, msg):
+    """(test, ok, why): bound() said state, the console has msg, the
+    driver's lines saying it declined the watch. Pure: unit-tested."""
+    return (name + "-bound", state == "yes" and len(msg) == 1,
+            "bound %s, the driver says: %s" % (state, msg[0].strip() if msg else
+                                               "nothing of '%s'" % console.NOTIFIED_ONLY))
 
 
 def clone(fl, n, snap, guid, notified_only, base):
@@ -121,6 +148,22 @@ def clone(fl, n, snap, guid, notified_only, base):
     reseeds = len(c.reseed_lines(forked)) - base[1]
     c.quit()
     return recs, forks, reseeds
+
+
+def fork_verdicts(name, up, tries):
+    """[(test, ok, why)] of the forks of the driver brought back (by up):
+    tries as main's attempt() returns them, {fresh1, fresh2, same1, same2:
+    clone(), alike: [fresh1/fresh2, same1/same2 records alike]}. New GUIDs
+    are judged in every try, the control in the last. Pure: unit-tested."""
+    fresh = [(g["alike"][0], [g[n][1:] for n in ("fresh1", "fresh2")]) for g in tries]
+    got = tries[-1]
+    same = got["alike"][1]
+    return [(name + "-forks-detected", all(f == (0, [(1, 1)] * 2) for f in fresh),
+             "after " + up + ", new GUIDs, every try: records alike, forks/reseed lines %s "
+             "(want 0, 1/1 each)" % "; ".join("%d of %d, %s" % (n, NREC, fr) for n, fr in fresh)),
+            (name + "-control", same == NREC and [got[n][1:] for n in ("same1", "same2")] == [(0, 0)] * 2,
+             "same GUID: %d of %d alike, forks/reseed lines %s (want all, 0/0)"
+             % (same, NREC, [got[n][1:] for n in ("same1", "same2")]))]
 
 
 def symbol(obj, addr):
@@ -145,11 +188,17 @@ def stock_oops(fl, src, obj, name, out):
     rip = u.wait_console(r"RIP: \S+:(?:0x([0-9a-f]+)|([\w.]+)\+)", 20)
     text = console.read(u.console)
     where = rip.group(2) or symbol(obj, int(rip.group(1), 16))
+    out.append(oops_verdict(name, state, text, where))
+
+
+def oops_verdict(name, state, text, where):
+    """(test, ok, why): bound() said state after the unbind, the clone's
+    console is text, its RIP line is in function where. Pure: unit-tested."""
     oops = "BUG: kernel NULL pointer dereference" in text and "Workqueue: kacpi_notify" in text
-    out.append((name + "-oops", state == "no" and oops and where.startswith("vmgenid_notify"),
-                "unbound %s, then forked: %s in %s from kacpi_notify; want a NULL dereference "
-                "in vmgenid_notify (the bug the series' first patches fix)" %
-                ("yes" if state == "no" else "no", "oops" if oops else "no oops", where)))
+    return (name + "-oops", state == "no" and oops and where.startswith("vmgenid_notify"),
+            "unbound %s, then forked: %s in %s from kacpi_notify; want a NULL dereference "
+            "in vmgenid_notify (the bug the series' first patches fix)" %
+            ("yes" if state == "no" else "no", "oops" if oops else "no oops", where))
 
 
 def add_args(p):
@@ -216,13 +265,5 @@ def main(a):
                             lambda g: "new GUIDs %d of %d records alike, forks/reseed lines %s" % (
                                 g["alike"][0], NREC, [g[n][1:] for n in ("fresh1", "fresh2")]))
         u.quit()
-    fresh = [(g["alike"][0], [g[n][1:] for n in ("fresh1", "fresh2")]) for g in tries]
-    got = tries[-1]
-    same = got["alike"][1]
-    out.append((name + "-forks-detected", all(f == (0, [(1, 1)] * 2) for f in fresh),
-                "after " + up + ", new GUIDs, every try: records alike, forks/reseed lines %s "
-                "(want 0, 1/1 each)" % "; ".join("%d of %d, %s" % (n, NREC, fr) for n, fr in fresh)))
-    out.append((name + "-control", same == NREC and [got[n][1:] for n in ("same1", "same2")] == [(0, 0)] * 2,
-                "same GUID: %d of %d alike, forks/reseed lines %s (want all, 0/0)"
-                % (same, NREC, [got[n][1:] for n in ("same1", "same2")])))
+    out += fork_verdicts(name, up, tries)
     return console.report([console.verdict(*r) for r in out])

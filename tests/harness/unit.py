@@ -5,6 +5,7 @@ it must make of them), and the pipeline table against what documents it.
 """
 import contextlib
 import glob
+import hashlib
 import io
 import os
 import re
@@ -12,8 +13,8 @@ import sys
 import tempfile
 import unittest
 
-from . import bench_rng, busy, console, firmware, fleet, fork_count, kunit, long_read, pipeline, \
-    qemu, storm, vmclock_gen, vmclock_page, vmclock_unpriv, window
+from . import bench_rng, busy, console, demo, early_crng, firmware, fleet, fork, fork_count, fork_events, \
+    kunit, long_read, pipeline, qemu, rebind, storm, vmclock_gen, vmclock_page, vmclock_unpriv, window
 
 FIXTURES = os.path.join(qemu.TOP, "tests", "fixtures", "console")
 
@@ -306,6 +307,292 @@ class LongRead(unittest.TestCase):
         for n, w in ((10, 0), (10, 4), (10, 10), (1, 1)):
             with self.subTest((n, w)):
                 self.assertEqual(long_read.first_zero(lambda p: p < w, n), w)
+
+
+def record(*stream):
+    """32 bytes as the record server prints them (hex), one per stream and index."""
+    return hashlib.sha256(repr(stream).encode()).hexdigest()
+
+
+def records(stream, first, n):
+    """{n: (iface, hex)} as fleet.Guest.records() returns them: the record
+    server's interfaces in turn by number (tests/guest/serve/record-server.c)."""
+    return {k: (fork.IFACES[k % 3], record(stream, k)) for k in range(first, first + n)}
+
+
+class ForkHarness(unittest.TestCase):
+    """fork's verdicts (fork.evaluate) on tries and chains as fork_all()
+    collects them. The source drew records 0-2 before its snapshot; each
+    clone then draws fork.NREC more, numbered on from its parent's."""
+
+    HS0 = 1754000000  # the source's WireGuard handshake, seconds
+
+    def clone(self, stream, first, forks, reseeds, hs, ping="ok"):
+        return {"recs": records(stream, first, fork.NREC), "forks": forks, "reseeds": reseeds,
+                "ping": ping, "hs": str(hs)}
+
+    def attempt(self, t=0):
+        got = {"hs0": str(self.HS0), "snap": "fresh1-%d.snap" % t}
+        for n in fork.FRESH:
+            got[n] = self.clone((n, t), 3, 1, 1, self.HS0 + 2)
+        for n in ("same1", "same2"):
+            got[n] = self.clone(("src", t), 3, 0, 0, self.HS0)  # no fork: the source's stream
+        return got
+
+    def chain(self):
+        # gen2* restore fresh1 (records 3-8 drawn), gen3* gen2; dmesg
+        # counts every fork of the line, the console this restore's.
+        return {n: self.clone(n, 3 + fork.NREC * (d - 1), d, 1, self.HS0 + 2 * d)
+                for n, d in (("gen2", 2), ("gen2b", 2), ("gen3", 3), ("gen3b", 3))}
+
+    def failed(self, tries, chain=None):
+        return {name for name, why in fork.evaluate(tries, chain or self.chain()) if why}
+
+    def test_fork_passes(self):
+        self.assertEqual(len(fork.evaluate([self.attempt()], self.chain())), 9)
+        self.assertEqual(self.failed([self.attempt()]), set())
+        # A try whose control differed (the crng's own reseed timer) is retried, not failed.
+        first = self.attempt(0)
+        first["same2"] = self.clone("timer", 3, 0, 0, self.HS0)
+        self.assertEqual(self.failed([first, self.attempt(1)]), set())
+
+    def test_fork_fresh_clones_repeat(self):
+        # A repeat in any try fails, even in one the retry went past.
+        first = self.attempt(0)
+        first["fresh2"]["recs"] = dict(first["fresh1"]["recs"])
+        self.assertEqual(self.failed([first, self.attempt(1)]),
+                         {"records-differ-" + i for i in fork.IFACES})
+        one = self.attempt()
+        one["fresh3"]["recs"][5] = one["fresh1"]["recs"][5]
+        self.assertEqual(self.failed([one]), {"records-differ-vdso"})
+
+    def test_fork_control_differs(self):
+        last = self.attempt()
+        last["same2"] = self.clone("timer", 3, 0, 0, self.HS0)
+        self.assertEqual(self.failed([last]), {"control-" + i for i in fork.IFACES})
+        last = self.attempt()
+        last["same2"]["recs"][6] = ("getrandom", record("timer"))
+        self.assertEqual(self.failed([last]), {"control-getrandom"})
+
+    def test_fork_reseed_counts(self):
+        for who, forks, reseeds in (("fresh2", 1, 2),  # acted on twice
+                                    ("fresh3", 1, 0),  # counted, never logged
+                                    ("same1", 1, 1),  # a fork where there was none
+                                    ("gen3", 2, 1)):  # the chain lost a generation
+            with self.subTest(who):
+                tries, chain = [self.attempt()], self.chain()
+                clone = tries[0].get(who) or chain[who]
+                clone["forks"], clone["reseeds"] = forks, reseeds
+                self.assertEqual(self.failed(tries, chain), {"reseed-once"})
+
+    def test_fork_wireguard(self):
+        hs0 = self.HS0
+        for who, ping, hs in (("fresh1", "ok", hs0),  # not renewed: the session's old keys
+                              ("fresh2", "fail", hs0 + 2),
+                              ("same1", "ok", hs0 + 2)):  # renewed without a fork
+            with self.subTest(who):
+                tries = [self.attempt()]
+                tries[0][who].update(ping=ping, hs=str(hs))
+                self.assertEqual(self.failed(tries), {"wireguard"})
+
+    def test_fork_chain_repeats(self):
+        tries, chain = [self.attempt()], self.chain()
+        chain["gen2b"]["recs"] = dict(chain["gen2"]["recs"])  # siblings alike
+        self.assertEqual(self.failed(tries, chain), {"chain"})
+        chain = self.chain()
+        # A child replaying its parent's output, under another number.
+        chain["gen3"]["recs"][17] = ("vdso", tries[0]["fresh1"]["recs"][5][1])
+        self.assertEqual(self.failed(tries, chain), {"chain"})
+
+
+class EarlyCrng(unittest.TestCase):
+    """early-crng's verdicts on tries as its attempt() returns them: [new
+    GUIDs' GRND_INSECURE records alike, the control's, [(early rekey,
+    reseed lines) of each new clone]], of early_crng.NREC records."""
+
+    N = early_crng.NREC
+    REKEYED = [(1, 0), (1, 0)]
+
+    def verdicts(self, tries, repeats=False):
+        return {name: ok for name, ok, _ in early_crng.verdicts("e", tries, repeats)}
+
+    def test_early_crng_patched(self):
+        self.assertEqual(self.verdicts([[0, self.N, self.REKEYED]]),
+                         {"e-diverge": True, "e-logged": True, "e-control": True})
+        self.assertFalse(self.verdicts([[1, 2, self.REKEYED], [0, self.N, self.REKEYED]])["e-diverge"])
+        # A reseed of a crng that is not ready, a clone that logged nothing, one told twice.
+        for logs in ([(0, 1), (1, 0)], [(1, 0), (0, 0)], [(2, 0), (1, 0)]):
+            with self.subTest(logs):
+                self.assertFalse(self.verdicts([[0, self.N, logs]])["e-logged"])
+        self.assertFalse(self.verdicts([[0, self.N - 1, self.REKEYED]])["e-control"])
+
+    def test_early_crng_stock(self):
+        quiet = [(0, 0), (0, 0)]
+        self.assertEqual(self.verdicts([[self.N, self.N, quiet]], repeats=True),
+                         {"e-repeats": True, "e-control": True})
+        self.assertFalse(self.verdicts([[self.N - 1, self.N, quiet]], repeats=True)["e-repeats"])
+        self.assertFalse(self.verdicts([[self.N, 0, quiet]] * 3, repeats=True)["e-control"])
+
+
+class Rebind(unittest.TestCase):
+    """rebind's verdicts on what tests/guest/vmgenid.sh and the consoles
+    print, and on its tries; lines as recorded in build/results."""
+
+    NOTIFIED_ONLY = ("[    0.957318] vmgenid QEMUVGID:00: generation ID at 0x000000000ffff028 is not "
+                     "in reserved or ACPI memory: forks are acted upon when notified only")
+    OOPS = ("[    2.611054] BUG: kernel NULL pointer dereference, address: 0000000000000008\n"
+            "[    2.612873] Workqueue: kacpi_notify acpi_os_execute_deferred\n"
+            "[    2.613265] RIP: 0010:0xffffffff81a1b2c4\n")
+
+    def test_rebind_sweep(self):
+        bound = "BOUND yes DEV QEMUVGID:00 MOD yes"
+        ok = lambda *lines: rebind.sweep_verdict("r", list(lines))[1]
+        self.assertTrue(ok("SWEEP attempts 9 failed 8 ok yes", bound))
+        self.assertFalse(ok("SWEEP attempts 1 failed 0 ok yes", bound))  # nothing failed: nothing swept
+        self.assertFalse(ok("SWEEP attempts 64 failed 64 ok no", bound))
+        self.assertFalse(ok("SWEEP attempts 9 failed 8 ok yes", "BOUND no DEV QEMUVGID:00 MOD yes"))
+        self.assertFalse(ok("SWEEP none: vmgenid.ko is not loaded", bound))
+
+    def test_rebind_away_and_back(self):
+        good = {"down": ("no", "builtin"), "unbound": (0, True), "up": ("yes", "builtin"),
+                "missed": (1, 1)}
+
+        def failed(name, mode, **seen):
+            return [n for n, ok, _ in rebind.away_verdicts(name, mode, dict(good, **seen)) if not ok]
+        self.assertEqual([n for n, _, _ in rebind.away_verdicts("rebind", "rebind", good)],
+                         ["rebind-unbind", "rebind-unbound-fork", "rebind-bind", "rebind-missed-fork"])
+        self.assertEqual(failed("rebind", "rebind"), [])
+        for seen, test in ((dict(down=("yes", "builtin")), "unbind"),
+                           (dict(unbound=(1, True)), "unbound-fork"),  # counted while unbound
+                           (dict(unbound=(0, False)), "unbound-fork"),  # a splat
+                           (dict(up=("no", "builtin")), "bind"),
+                           (dict(missed=(1, 0)), "missed-fork"),
+                           (dict(missed=(2, 2)), "missed-fork")):
+            with self.subTest(seen):
+                self.assertEqual(failed("rebind", "rebind", **seen), ["rebind-" + test])
+        module = dict(down=("no", "no"), up=("yes", "yes"))
+        self.assertEqual(failed("reload", "reload", **module), [])
+        self.assertEqual(failed("reload", "reload", **dict(module, down=("no", "yes"))), ["reload-rmmod"])
+        # The fixes alone count no fork: only the console is judged, and no missed fork.
+        stable = dict(good, unbound=(1, True))
+        del stable["missed"]
+        self.assertEqual([(n, ok) for n, ok, _ in rebind.away_verdicts("rebind-stable", "rebind", stable)],
+                         [("rebind-stable-unbind", True), ("rebind-stable-unbound-fork", True),
+                          ("rebind-stable-bind", True)])
+        stable["unbound"] = (0, False)
+        self.assertFalse(rebind.away_verdicts("rebind-stable", "rebind", stable)[1][1])
+
+    def test_rebind_nowatch_bound(self):
+        ok = lambda state, msg: rebind.notified_only_verdict("nowatch", state, msg)[1]
+        self.assertTrue(ok("yes", [self.NOTIFIED_ONLY]))
+        self.assertFalse(ok("yes", []))  # the driver watches: not what this phase tests
+        self.assertFalse(ok("yes", [self.NOTIFIED_ONLY] * 2))
+        self.assertFalse(ok("no", [self.NOTIFIED_ONLY]))
+
+    def test_rebind_stock_oops(self):
+        ok = lambda state, text, where: rebind.oops_verdict("rebind-stock", state, text, where)[1]
+        self.assertTrue(ok("no", self.OOPS, "vmgenid_notify.isra.0"))
+        self.assertFalse(ok("yes", self.OOPS, "vmgenid_notify.isra.0"))  # never unbound: another bug
+        self.assertFalse(ok("no", self.OOPS, "acpi_ev_notify_dispatch"))
+        self.assertFalse(ok("no", self.OOPS.replace("kacpi_notify", "events"), "vmgenid_notify.isra.0"))
+        self.assertFalse(ok("no", "", "vmgenid_notify.isra.0"))
+
+    def test_rebind_forks(self):
+        n = rebind.NREC
+
+        def attempt(fresh=(1, 1), same=(0, 0), repeat=False, control=True):
+            """One try as main's attempt() builds it from clone()'s (records, forks, reseeds)."""
+            got = {"fresh1": (records("fresh1", 6, n),) + fresh, "fresh2": (records("fresh2", 6, n),) + fresh,
+                   "same1": (records("src", 6, n),) + same, "same2": (records("src", 6, n),) + same}
+            if repeat:
+                got["fresh2"][0][6] = got["fresh1"][0][6]
+            if not control:
+                got["same2"][0][7] = ("urandom", record("timer"))
+            got["alike"] = [sum(got[x][0][k] == got[y][0][k] for k in got[x][0])
+                            for x, y in (("fresh1", "fresh2"), ("same1", "same2"))]
+            return got
+
+        def failed(*tries):
+            return [t for t, ok, _ in rebind.fork_verdicts("rebind", "bind", list(tries)) if not ok]
+        self.assertEqual(failed(attempt()), [])
+        self.assertEqual(failed(attempt(control=False), attempt()), [])  # retried, not failed
+        self.assertEqual(failed(attempt(repeat=True, control=False), attempt()), ["rebind-forks-detected"])
+        self.assertEqual(failed(attempt(fresh=(1, 2))), ["rebind-forks-detected"])
+        self.assertEqual(failed(attempt(fresh=(0, 0))), ["rebind-forks-detected"])
+        self.assertEqual(failed(attempt(control=False)), ["rebind-control"])
+        self.assertEqual(failed(attempt(same=(0, 1))), ["rebind-control"])
+
+
+class ForkEvents(unittest.TestCase):
+    """fork-events' verdicts on the 'fepoll result' lines (tests/guest/fepoll.sh)
+    of its five restores, through fork_events.parse(); times and draws as
+    recorded in build/results/fork-events."""
+
+    N = 64
+
+    def result(self, before, draw, reseed, back, woke=N, errors=0, after=None):
+        after = before + 1 if after is None else after
+        return fork_events.parse([
+            "FE before=%d after=%d woke=%d timedout=0 errors=%d elapsed=0.737" % (before, after, woke, errors),
+            "FE-DRAW " + draw, "COUNT %d" % after,
+            "KMSG [    %.6f] random: %s" % (reseed, console.RESEED),
+            "KMSG [    %.6f] fepoll: pollers returned" % back])
+
+    def restores(self):
+        return {"fresh": self.result(0, "8f71bc35881f96dd7122cc20b45c482a", 2.700891, 2.796329),
+                "same": fork_events.parse(["FE pending", "COUNT 0"]),
+                "fresh-b": self.result(0, "d75784ac46b6e13e3038e12fb2b55fc5", 2.702113, 2.801420),
+                "gen2": self.result(1, "0c41c7e3b9d2a6f15e8a7d3c2b1f0e9d", 3.641492, 3.746335),
+                "gen3": self.result(2, "5a1e9f3c7b2d4e6f8a0b1c2d3e4f5a6b", 4.604957, 4.704819)}
+
+    def failed(self, got):
+        return [name for name, ok, _ in fork_events.verdicts("fe", self.N, got) if not ok]
+
+    def test_fork_events_passes(self):
+        self.assertEqual(self.failed(self.restores()), [])
+        self.assertEqual(len(fork_events.verdicts("fe", self.N, self.restores())), 6)
+
+    def test_fork_events_each_fails(self):
+        draw = "8f71bc35881f96dd7122cc20b45c482a"
+        for test, name, got in (
+                ("wake", "fresh", self.result(0, draw, 2.70, 2.79, after=2)),  # counted twice
+                ("many-pollers", "gen3", self.result(2, draw[::-1], 4.60, 4.70, woke=63, errors=1)),
+                ("draws-differ", "fresh-b", self.result(0, draw, 2.70, 2.80)),  # the sibling's bytes
+                ("control", "same", self.result(0, draw[::-1], 2.70, 2.80)),  # woke without a fork
+                ("chain", "gen2", self.result(1, draw[::-1], 3.64, 3.74, after=3)),
+                # Back before the reseed: the pollers could read the clones' shared bytes.
+                ("after-reseed", "gen2", self.result(1, draw[::-1], 3.75, 3.74)),
+                ("after-reseed", "gen3", fork_events.parse(["FE before=2 after=3 woke=64 timedout=0 "
+                                                            "errors=0 elapsed=0.7", "COUNT 3"]))):
+            with self.subTest(test):
+                self.assertEqual(self.failed(dict(self.restores(), **{name: got})), ["fe-" + test])
+
+
+class Demo(unittest.TestCase):
+    """fork-demo's verdict lines: over its tries, (fresh pair's records
+    alike, their reseed lines, the control pair's alike, its reseed lines),
+    and --deep-path's on the demo's exit and output."""
+
+    def test_demo_verdict(self):
+        ok = lambda *tries: demo.verdict(list(tries))[0]
+        self.assertEqual(demo.verdict([(0, 2, 3, 0)]), (True, "fork-demo: PASS: fresh GUIDs: 0 of 3 records "
+                         "alike, 2 of 2 reseed lines; same GUID: 3 of 3 records alike, 0 reseed lines "
+                         "(want 0, 2, 3, 0)"))
+        self.assertTrue(ok((0, 2, 1, 0), (0, 2, 3, 0)))  # retried after the control differed
+        self.assertFalse(ok((1, 2, 1, 0), (0, 2, 3, 0)))  # the earlier try's repeat still counts
+        self.assertFalse(ok((0, 1, 3, 0)))  # a clone that logged no reseed
+        self.assertFalse(ok((0, 2, 3, 1)))  # a reseed without a fork
+        self.assertFalse(ok(*[(0, 2, 2, 0)] * 3))  # no control that repeats: the demo shows nothing
+
+    def test_demo_deep_path(self):
+        passed = "[fork-demo] done in 9.3s\n" + demo.verdict([(0, 2, 3, 0)])[1] + "\n"
+        failed = "[fork-demo] done in 9.3s\n" + demo.verdict([(1, 2, 3, 0)])[1] + "\n"
+        self.assertEqual(demo.deep_path_verdict(105, 0, passed),
+                         (True, "PASS fork-demo-deep-path (105-character checkout path)"))
+        self.assertEqual(demo.deep_path_verdict(105, 1, passed),
+                         (False, "FAIL fork-demo-deep-path: exit 1 from a 105-character path"))
+        self.assertFalse(demo.deep_path_verdict(105, 0, failed)[0])
+        self.assertFalse(demo.deep_path_verdict(105, 0, "fork harness failed: no fork-demo: PASS")[0])
 
 
 class PipelineTable(unittest.TestCase):
