@@ -137,7 +137,8 @@ def dump(fl, name, path, seqs, kaddrs, guid, m, run, streams, counter=None):
 
 
 def compare(x, y):
-    """(outputs of x also produced anywhere in y, longest run of them).
+    """(outputs of x also produced anywhere in y, longest run of them,
+    outputs of x compared: the real ones, not the dump's size), per interface.
 
     Matched as a set over all of y's interfaces: after a restore the
     scheduler may hand one crng stream to different consumers in each clone,
@@ -156,13 +157,23 @@ def compare(x, y):
             same += 1
             run += 1
             best = max(best, run)
-        out.append((same, best, len(outs)))
+        out.append((same, best, sum(not v.startswith("-") for v in outs)))
     return out
+
+
+def worst(results):
+    """Of compare() results, the one that repeated most (then the longest run)."""
+    return max(results, key=lambda r: (r[0], r[1]))
 
 
 def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", early=EARLY,
           devices="vmgenid"):
-    """{column: {iface: [(same, run) per pair]}} and the snapshot notes.
+    """{column: {iface: [(same, run, compared) per pair or clone]}} and the snapshot notes.
+
+    Columns: "fresh" compares the two clones of each fresh pair, "control"
+    those of each same-GUID pair, and "clone" each fresh clone with the
+    same-GUID clones of its own snapshot, the stream it continues if it
+    missed its fork: a clone that missed repeats it whatever its sibling did.
 
     npairs fresh-GUID pairs, split between a snapshot at uptime EARLY and
     one at uptime late (0: none); control same-GUID pairs per snapshot;
@@ -174,7 +185,7 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
     """
     mode, streams = PROFILES[profile]
     ifaces = [IFACES[k] for k in streams]
-    res = {"fresh": {i: [] for i in ifaces}, "control": {i: [] for i in ifaces}}
+    res = {col: {i: [] for i in ifaces} for col in ("fresh", "control", "clone")}
     notes = []
     with fleet.Fleet(obj=obj(kernel), tag="bench-" + kernel, devices=devices) as fl:
         src = fl.boot("src", serve=mode, ready=r"PROBE-READY", append=append)
@@ -208,7 +219,9 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
                          (kernel, label, up, "/".join(str(s) for s in seqs)))
             say(notes[-1])
             last = time.monotonic()
-            for col, n, guid in (("fresh", pairs, "auto"), ("control", control, guid0)):
+            # The controls first: each fresh clone is then compared with them.
+            nofork = []
+            for col, n, guid in (("control", control, guid0), ("fresh", pairs, "auto")):
                 for p in range(n):
                     if time.monotonic() - last >= 30:  # a line at least every 30 s
                         say("%s %s: %s pair %d of %d" % (kernel, label, col, p + 1, n))
@@ -219,6 +232,13 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
                     ab, ba = compare(a, b), compare(b, a)
                     for k in streams:
                         res[col][IFACES[k]].append(max(ab[k], ba[k]))
+                    if col == "control":
+                        nofork += [a, b]
+                        continue
+                    for x in (a, b):
+                        vs = [compare(x, y) for y in nofork]
+                        for k in streams:
+                            res["clone"][IFACES[k]].append(worst([v[k] for v in vs]))
             os.unlink(path)
             say("%s %s: %d fresh + %d control pairs done" % (kernel, label, pairs, control))
             # The same numbers for this snapshot alone: the control depends on uptime.
@@ -231,11 +251,11 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
 
 
 
-def cell(pairs):
+def cell(pairs, what="pairs"):
     if not pairs:
         return "-"
     hit = [p for p in pairs if p[0]]
     best = max(pairs, key=lambda p: p[1])
     # A run as long as the dump means the window outlasted what was compared.
-    return "%d/%d pairs, max run %s%d" % (len(hit), len(pairs),
+    return "%d/%d %s, max run %s%d" % (len(hit), len(pairs), what,
                                          ">=" if best[1] == best[2] else "", best[1])

@@ -87,7 +87,9 @@ class Judges(unittest.TestCase):
         a = [["01" * 8, "02" * 8, "03" * 8], [], [], [], []]
         b = [["09" * 8, "-" * 16], ["02" * 8, "03" * 8], [], [], []]
         self.assertEqual(busy.compare(a, b)[0], (2, 2, 3))
-        self.assertEqual(busy.compare(b, a)[0], (0, 0, 2))  # a missing output is never a match
+        # a missing output is never a match, nor counted as compared
+        self.assertEqual(busy.compare(b, a)[0], (0, 0, 1))
+        self.assertEqual(busy.worst([(0, 0, 8), (2, 1, 8), (2, 2, 8)]), (2, 2, 8))
 
     def test_compare_narrow(self):
         """u32 outputs repeat by chance: only near the same position counts."""
@@ -100,35 +102,53 @@ class Judges(unittest.TestCase):
         o = window.Opts("w", "busy", ["getrandom"], 10)
         hit, miss = (3, 3, 8), (0, 0, 8)
         # The repeat came in a try whose control differed: still the window.
-        got = window.verdicts(o, "stock", {"getrandom": [([miss], [hit]), ([hit], [miss])]})
+        got = window.verdicts(o, "stock", {"getrandom": [([miss], [hit], [miss, miss]),
+                                                         ([hit], [miss], [miss, miss])]})
         self.assertEqual([ok for _, ok, _ in got], [True, True])
-        got = window.verdicts(o, "stock", {"getrandom": [([miss], [miss])]})
+        # One clone repeating its snapshot's no-fork stream is the window too,
+        # whatever its sibling did.
+        got = window.verdicts(o, "stock", {"getrandom": [([miss], [hit], [hit, miss])]})
+        self.assertEqual([ok for _, ok, _ in got], [True, True])
+        got = window.verdicts(o, "stock", {"getrandom": [([miss], [miss], [miss, miss])]})
         self.assertEqual([ok for _, ok, _ in got], [False, False])
+        # Detectability: clones beside a repeating control only.
+        self.assertEqual(window.detectability([([miss], [hit], [hit, miss]),
+                                               ([miss], [miss], [hit, hit])]), (1, 2))
 
     def test_window_patched(self):
-        o = window.Opts("w", "busy", ["urandom"], 2)
-        clean, hit = (0, 0, 8), (1, 1, 8)
-        ok = lambda t: [v for _, v, _ in window.verdicts(o, "patched", {"urandom": t})]
-        self.assertEqual(ok([([clean, clean], [hit])]), [True, True])
+        o = window.Opts("w", "busy", ["urandom"], 3)
+        c, hit = (0, 0, 8), (1, 1, 8)
+        snap = ([c], [hit], [c, c])  # one clean pair, its two clones clean, control repeats
+        ok = lambda t, **k: [v for _, v, _ in window.verdicts(o, "patched", {"urandom": t}, **k)]
+        self.assertEqual(ok([snap] * 3), [True, True])
+        # Fewer than MIN_SNAPSHOTS snapshots, however many pairs, is not enough.
+        self.assertEqual(ok([([c, c, c], [hit], [c] * 6)]), [True, False])
+        # A clone that repeated the no-fork stream fails, its sibling clean or not.
+        self.assertEqual(ok([snap, snap, ([c], [hit], [hit, c])]), [True, False])
         # A repeat in any try fails, whatever the later tries say.
-        self.assertEqual(ok([([hit], [hit]), ([clean, clean], [hit])]), [True, False])
-        # Clean pairs beside a control that did not repeat do not count.
-        self.assertEqual(ok([([clean, clean], [clean]), ([clean], [hit])]), [True, False])
-        self.assertEqual(ok([([clean, clean], [clean])]), [False, False])
+        self.assertEqual(ok([([hit], [hit], [c, c])] + [snap] * 3), [True, False])
+        # Clean clones beside a control that did not repeat do not count.
+        self.assertEqual(ok([snap, snap, ([c], [c], [c, c])]), [True, False])
         # One repeating control pair of three makes the try count.
-        self.assertEqual(ok([([clean, clean], [clean, hit, clean])]), [True, True])
+        self.assertEqual(ok([snap, snap, ([c], [c, hit, c], [c, c])]), [True, True])
         self.assertAlmostEqual(window.reach(10), 0.259, places=3)
+        # The reach per clone, given stock's detectability in the same run.
+        why = window.verdicts(o, "patched", {"urandom": [snap] * 3},
+                              detect={"urandom": (1, 2)})[-1][2]
+        self.assertIn("repeated theirs in 1 of 2 here", why)
+        self.assertIn("misses 79% of forks or more", why)  # (1 - 0.05 ** (1 / 6)) / 0.5
+        self.assertIn("8 outputs compared each", why)
 
     def test_window_revert(self):
         """The series without its check: a repeat on any one interface is enough."""
         o = window.Opts("w", "busy", ["getrandom", "get_random_u32"], 10)
         hit, miss = (2, 2, 8), (0, 0, 8)
-        got = window.verdicts(o, "revert", {"getrandom": [([miss], [hit])],
-                                            "get_random_u32": [([hit], [hit])]})
+        got = window.verdicts(o, "revert", {"getrandom": [([miss], [hit], [miss, miss])],
+                                            "get_random_u32": [([miss], [hit], [miss, hit])]})
         self.assertEqual([(n, ok) for n, ok, _ in got], [("w-revert-control-getrandom", True),
                                                           ("w-revert-control-get_random_u32", True),
                                                           ("w-revert-repeats", True)])
-        got = window.verdicts(o, "revert", {i: [([miss], [hit])] for i in o.ifaces})
+        got = window.verdicts(o, "revert", {i: [([miss], [hit], [miss, miss])] for i in o.ifaces})
         self.assertFalse(got[-1][1])
 
     def test_storm_poller(self):
