@@ -58,6 +58,8 @@ PHASES = (
     ("join", "", ""),
     ("fork-demo", "", "tests/vmtest fork-demo --deep-path"),
     ("fork", "d", "tests/vmtest fork"),
+    # Stock must fail what the fork phase claims of the series.
+    ("fork-stock", "", "tests/vmtest fork --kernel stock"),
     ("fork-events", "d", "tests/vmtest fork-events"),
     # Without a notification: fork_events moves at the RNG's next use.
     ("fork-events-vmclock", "", "tests/vmtest fork-events --devices vmclock"),

@@ -369,7 +369,7 @@ class ForkHarness(unittest.TestCase):
         return {name for name, why in fork.evaluate(tries, chain or self.chain()) if why}
 
     def test_fork_passes(self):
-        self.assertEqual(len(fork.evaluate([self.attempt()], self.chain())), 9)
+        self.assertEqual(len(fork.evaluate([self.attempt()], self.chain())), 10)
         self.assertEqual(self.failed([self.attempt()]), set())
         # A try whose control differed (the crng's own reseed timer) is retried, not failed.
         first = self.attempt(0)
@@ -381,10 +381,32 @@ class ForkHarness(unittest.TestCase):
         first = self.attempt(0)
         first["fresh2"]["recs"] = dict(first["fresh1"]["recs"])
         self.assertEqual(self.failed([first, self.attempt(1)]),
-                         {"records-differ-" + i for i in fork.IFACES})
+                         {"first-record-differs"} | {"records-differ-" + i for i in fork.IFACES})
         one = self.attempt()
         one["fresh3"]["recs"][5] = one["fresh1"]["recs"][5]
         self.assertEqual(self.failed([one]), {"records-differ-vdso"})
+        # Stock's way: the first record after the restore repeats.
+        one = self.attempt()
+        n = min(one["fresh1"]["recs"])
+        one["fresh2"]["recs"][n] = one["fresh1"]["recs"][n]
+        self.assertEqual(self.failed([one]), {"first-record-differs",
+                                              "records-differ-" + one["fresh1"]["recs"][n][0]})
+        # One clone that missed its fork, its siblings fine: it repeats the control.
+        one = self.attempt()
+        one["fresh3"]["recs"][n] = one["same1"]["recs"][n]
+        self.assertEqual(self.failed([one]), {"first-record-differs"})
+
+    def test_fork_on_stock(self):
+        """Stock must fail what the series claims, and pass the rest."""
+        out = [("first-record-differs", ["alike"]), ("chain", ["alike"]),
+               ("records-differ-urandom", ["alike"]),  # timing: not judged on stock
+               ("base-wireguard", []), ("control-urandom", [])]
+        self.assertEqual([(n, not why) for n, why in fork.on_stock(out)],
+                         [("stock-first-record-repeats", True), ("stock-chain-repeats", True),
+                          ("stock-base-wireguard", True), ("stock-control-urandom", True)])
+        out = [("first-record-differs", []), ("chain", []), ("base-wireguard", ["old keys"])]
+        self.assertEqual([n for n, why in fork.on_stock(out) if why],
+                         ["stock-first-record-repeats", "stock-chain-repeats", "stock-base-wireguard"])
 
     def test_fork_control_differs(self):
         last = self.attempt()
@@ -403,7 +425,7 @@ class ForkHarness(unittest.TestCase):
                 tries, chain = [self.attempt()], self.chain()
                 clone = tries[0].get(who) or chain[who]
                 clone["forks"], clone["reseeds"] = forks, reseeds
-                self.assertEqual(self.failed(tries, chain), {"reseed-once"})
+                self.assertEqual(self.failed(tries, chain), {"base-reseed-once"})
 
     def test_fork_wireguard(self):
         hs0 = self.HS0
@@ -413,7 +435,7 @@ class ForkHarness(unittest.TestCase):
             with self.subTest(who):
                 tries = [self.attempt()]
                 tries[0][who].update(ping=ping, hs=str(hs))
-                self.assertEqual(self.failed(tries), {"wireguard"})
+                self.assertEqual(self.failed(tries), {"base-wireguard"})
 
     def test_fork_chain_repeats(self):
         tries, chain = [self.attempt()], self.chain()
