@@ -618,7 +618,7 @@ class Demo(unittest.TestCase):
     def test_demo_verdict(self):
         ok = lambda *tries: demo.verdict(list(tries))[0]
         self.assertEqual(demo.verdict([(0, 2, 3, 0)]), (True, "fork-demo: PASS: fresh GUIDs: 0 of 3 records "
-                         "alike, 2 of 2 reseed lines; same GUID: 3 of 3 records alike, 0 reseed lines "
+                         "alike, 2 of 2 clones with one reseed line; same GUID: 3 of 3 records alike, 0 reseed lines "
                          "(want 0, 2, 3, 0)"))
         self.assertTrue(ok((0, 2, 1, 0), (0, 2, 3, 0)))  # retried after the control differed
         self.assertFalse(ok((1, 2, 1, 0), (0, 2, 3, 0)))  # the earlier try's repeat still counts
