@@ -8,8 +8,9 @@ patched kernel boots four ways: with no device (its check patched out by a
 static key), with vmgenid (the ID's first 8 bytes compared on every use),
 with vmclock, its counter written before the first instruction as a VMM
 does (the counter compared, in the kernel and in vDSO getrandom()), and
-with both (the counter compared); and vmfork-reseed alone with vmclock
-(no vDSO check: its vDSO rows are stock's). Prints medians and
+with both (the counter compared); and vmfork-reseed alone the same four
+ways (reseed-*: no vDSO check, its vDSO rows are stock's), whose cover
+letter quotes only figures of itself. Prints medians and
 patched/stock ratios with the range of the per-round ratios, which shows
 the noise. A benchmark, not a test: it passes or fails nothing.
 
@@ -61,7 +62,10 @@ KERNELS = [("stock", qemu.STOCK_OBJ, "auto", None),
            ("vmgenid", BENCH_OBJ, "auto", None),
            ("vmclock", BENCH_OBJ, None, 1),
            ("both", BENCH_OBJ, "auto", 1),
-           ("reseed-vmclock", RESEED_OBJ, None, 1)]
+           ("reseed-nodev", RESEED_OBJ, None, None),
+           ("reseed-vmgenid", RESEED_OBJ, "auto", None),
+           ("reseed-vmclock", RESEED_OBJ, None, 1),
+           ("reseed-both", RESEED_OBJ, "auto", 1)]
 PATCHED = [k[0] for k in KERNELS[1:]]
 # name, UML build (build/uml-NAME, its source build/uml-NAME-src), source, fake ID watched
 UML = [("stock", "stock", "stock", 0), ("stock again", "stock", "stock", 0),
@@ -206,7 +210,7 @@ def emulated(rounds, clock_opt):
         print()
     cols = [k[0] for k in KERNELS]
     table("Kernels side by side: stock with vmgenid; the patched kernel with no device, "
-          "vmgenid, vmclock (its counter written), both",
+          "vmgenid, vmclock (its counter written), both; reseed-*: vmfork-reseed alone",
           {m: {c: res[c][m] for c in cols} for m in res["stock"]}, cols)
 
 
