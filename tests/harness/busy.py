@@ -25,6 +25,10 @@ IFACES = ("getrandom", "urandom", "vdso", "get_random_u32", "get_random_u64")
 # snapshotted only inside a call.
 PROFILES = {"busy": ("probe", (0, 1, 2, 3, 4)), "vdso-only": ("probe-vdso", (2,)),
             "vdso-call": ("probe-vdso-call", (2,))}
+# vdso-call: a call's 16 outputs are stored when it returns, so the first
+# 16 after the snapshot's count are the cut call's; dumps start one later
+# (the output at the count may predate the snapshot): 15 of them.
+CUT_CALL = 15
 # get_random_u32() outputs are 4 bytes: matched only against the sibling's
 # own u32 stream near the same position, or chance would make matches.
 NARROW = (False, False, False, True, False)
@@ -174,6 +178,8 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
     those of each same-GUID pair, and "clone" each fresh clone with the
     same-GUID clones of its own snapshot, the stream it continues if it
     missed its fork: a clone that missed repeats it whatever its sibling did.
+    With profile vdso-call, "fresh-cut" and "clone-cut" are the same on the
+    outputs of the call the snapshot cut alone (CUT_CALL).
 
     npairs fresh-GUID pairs, split between a snapshot at uptime EARLY and
     one at uptime late (0: none); control same-GUID pairs per snapshot;
@@ -185,7 +191,9 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
     """
     mode, streams = PROFILES[profile]
     ifaces = [IFACES[k] for k in streams]
-    res = {col: {i: [] for i in ifaces} for col in ("fresh", "control", "clone")}
+    res = {col: {i: [] for i in ifaces} for col in ("fresh", "control", "clone", "fresh-cut", "clone-cut")}
+    # The cut call's outputs of a clone, where there is one.
+    cut = (lambda o: [v[:CUT_CALL] for v in o]) if profile == "vdso-call" else None
     notes = []
     with fleet.Fleet(obj=obj(kernel), tag="bench-" + kernel, devices=devices) as fl:
         src = fl.boot("src", serve=mode, ready=r"PROBE-READY", append=append)
@@ -239,6 +247,14 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
                         vs = [compare(x, y) for y in nofork]
                         for k in streams:
                             res["clone"][IFACES[k]].append(worst([v[k] for v in vs]))
+                    if cut:
+                        ab, ba = compare(cut(a), b), compare(cut(b), a)
+                        for k in streams:
+                            res["fresh-cut"][IFACES[k]].append(max(ab[k], ba[k]))
+                        for x in (a, b):
+                            vs = [compare(cut(x), y) for y in nofork]
+                            for k in streams:
+                                res["clone-cut"][IFACES[k]].append(worst([v[k] for v in vs]))
             os.unlink(path)
             say("%s %s: %d fresh + %d control pairs done" % (kernel, label, pairs, control))
             # The same numbers for this snapshot alone: the control depends on uptime.

@@ -76,6 +76,7 @@ PHASES = (
     # Without the counter the vDSO's own check cannot act: the patched
     # kernel's vDSO-only clones must repeat, as stock's do.
     ("vdso-only-vmgenid", "", "tests/vmtest window --vdso-only --devices vmgenid --kernel patched"),
+    ("vdso-call-vmgenid", "", "tests/vmtest window --vdso-call --devices vmgenid --kernel patched"),
     ("long-read", "d", "tests/vmtest long-read"),
     # The stock window of the two phases above, in the same run.
     ("long-read-stock", "", "tests/vmtest long-read --kernel stock"),
@@ -118,7 +119,7 @@ LIMIT = 900
 LIMITS = {"setup": 1800, "tree": 1200, "build": 2400, "build-stock": 2400, "build-arm64": 1200,
           "build-revert": 2400, "stable-tree": 1200, "stable-build-stock": 2400,
           "stable-build": 2400, "window": 1500, "vdso-only": 1500, "vdso-call": 1500,
-          "window-vmclock": 1500, "vdso-only-vmgenid": 1500,
+          "window-vmclock": 1500, "vdso-only-vmgenid": 1500, "vdso-call-vmgenid": 1500,
           "window-revert": 1500,
           "initramfs": 1200, "gates": 2400, "gate-fixtures": 1200}
 SHOWN = re.compile(r"^(PASS|FAIL|SKIP) |^\[|error")
