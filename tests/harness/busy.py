@@ -4,7 +4,8 @@ the window phase of make test.
 Per kernel: boot the busy probe (tests/guest/serve/busy-probe.c, with the in-kernel
 get_random_u32()/u64() consumers of tests/kmod/rngprobe.c), stop it while
 its consumers run and snapshot it, read each consumer's sequence number from
-the paused source (HMP x/xp: the exact snapshot point), restore pairs of
+the paused source by physical address (HMP xp: the exact snapshot point,
+whatever each vCPU was running; checked against the probe's own count), restore pairs of
 clones, and compare their outputs numbered above that point. Fresh-GUID
 pairs measure the window; same-GUID pairs are the control and must repeat.
 Fails closed: a clone whose dump is missing, malformed or too short to
@@ -37,6 +38,7 @@ WINDOW = 64
 # means the consumer did not run: nothing was measured.
 MIN_OUTPUTS = 64
 KRING = 1 << 20  # slots per in-kernel consumer's ring (tests/kmod/rngprobe.c)
+RING = 1 << 20  # slots per consumer's ring in the probe (tests/guest/serve/busy-probe.c)
 # How long a restored clone's consumers may take to draw anything at all:
 # on a host busy with other guests, a clone's vCPUs can stall for over
 # 10 s ("clocksource: Watchdog remote CPU 1 read timed out"), and a
@@ -62,31 +64,37 @@ def peek(src, cmd, cpu=0):
     return int(m.group(1), 16) if m else None
 
 
-def snapshot(fl, src, addrs, kaddrs, name, tries=5, inside=None):
+def snapshot(fl, src, phys, kaddrs, name, tries=5, inside=None):
     """Snapshot and read the consumers' counters from the paused source.
 
-    The userspace counters need a vCPU inside the probe's address space;
-    when both are elsewhere (idle), resume briefly and snapshot again. The
-    kernel counters are read by physical address. inside: the address of
-    the probe's in_call flag, which must be set (a vDSO call was cut).
+    phys: the physical addresses of the probe's own counters (it locked
+    their page), read whatever each vCPU was running; kaddrs: the kernel
+    consumers'. Each value is then checked against the probe's own answer
+    once it runs again: no smaller, and less than a ring's worth larger.
+    inside: the physical address of the probe's in_call flag, which must be
+    set (a vDSO call was cut); otherwise resume briefly and snapshot again.
     """
     for t in range(tries):
         up = float(src.request_value("uptime", "UPTIME"))
         path = src.snapshot(fl.snapfile(name))
+        vals = [peek(src, "xp /1gx " + a) for a in phys]
         kvals = [peek(src, "xp /1gx " + a) for a in kaddrs]
-        for cpu in (0, 1):
-            vals = [peek(src, "x /1gx " + a, cpu) for a in addrs]
-            if None in vals + kvals:
-                continue
-            if inside and not peek(src, "x /1gx " + inside, cpu):
-                say("%s: snapshot %d fell between two vDSO calls: again" % (name, t + 1))
-                break
-            src.qmp.cmd("cont")
-            return path, up, vals + kvals
+        cut = peek(src, "xp /1gx " + inside) if inside else 1
         src.qmp.cmd("cont")
-        time.sleep(0.3 + 0.1 * t)
-    raise fleet.GuestError("%s: no usable snapshot (a vCPU in the probe%s) after %d tries" %
-                           (name, ", inside a vDSO call" if inside else "", tries))
+        if None in vals + kvals or cut is None:
+            raise fleet.GuestError("%s: the probe's counters are unreadable at %s" % (name, phys))
+        if not cut:
+            say("%s: snapshot %d fell between two vDSO calls: again" % (name, t + 1))
+            time.sleep(0.3 + 0.1 * t)
+            continue
+        said = [int(x) for x in src.request_value("seq", "SEQ").split()]
+        # A wrong address would read another value: one above what the
+        # probe counts, 0 for a consumer that has run, or far below.
+        if any(not v <= s < v + 8 * RING or (s and not v) for v, s in zip(vals, said)):
+            raise fleet.GuestError("%s: counters read at the snapshot %s, the probe says %s after it"
+                                   % (name, vals, said))
+        return path, up, vals + kvals
+    raise fleet.GuestError("%s: no snapshot inside a vDSO call after %d tries" % (name, tries))
 
 
 def dump(fl, name, path, seqs, kaddrs, guid, m, run, streams, counter=None):
@@ -198,9 +206,12 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
     with fleet.Fleet(obj=obj(kernel), tag="bench-" + kernel, devices=devices) as fl:
         src = fl.boot("src", serve=mode, ready=r"PROBE-READY", append=append)
         ready = src.wait_console(r"PROBE-READY getrandom=(\S+) urandom=(\S+) vdso=(\S+) "
-                             r"vdso-available=(\d) ku32=(\S+) ku64=(\S+) kernel-available=(\d) "
-                                 r"vdso-incall=(\S+)")
-        addrs = ready.groups()[:3]
+                                 r"vdso-available=(\d) ku32=(\S+) ku64=(\S+) kernel-available=(\d) "
+                                 r"vdso-incall=(\S+) phys=(\S+),(\S+),(\S+),(\S+)")
+        phys = ready.groups()[8:11]
+        if "0" in ready.groups()[8:]:
+            raise fleet.GuestError("%s: the probe found no physical address for a counter: %s"
+                                   % (kernel, ready.group(0)))
         if 3 in streams and ready.group(7) != "1":
             raise fleet.GuestError("%s: the in-kernel probe (rngprobe.ko) did not start" % kernel)
         if 2 in streams and ready.group(4) != "1":
@@ -219,8 +230,8 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
                     say("%s: waiting for uptime %.0f s before the %s snapshot" % (kernel, uptime, label))
                     last = time.monotonic()
                 time.sleep(1)
-            path, up, seqs = snapshot(fl, src, addrs, kaddrs, kernel + "-" + label, tries=10,
-                                      inside=ready.group(8) if profile == "vdso-call" else None)
+            path, up, seqs = snapshot(fl, src, phys, kaddrs, kernel + "-" + label, tries=10,
+                                      inside=ready.group(12) if profile == "vdso-call" else None)
             if label == plan[-1][0]:
                 src.quit()
             notes.append("%s %s snapshot at uptime %.1fs, outputs so far %s" %

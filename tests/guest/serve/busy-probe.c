@@ -4,9 +4,12 @@
  *
  * Three threads call getrandom(2), read(/dev/urandom) and vDSO getrandom in
  * tight loops, 8 bytes at a time, storing output i in a ring tagged with i
- * before publishing i+1 in their sequence counter. The counters' addresses
- * are printed so the host can read them from the paused source (HMP x):
- * outputs numbered above that value were produced after the snapshot.
+ * before publishing i+1 in their sequence counter. The counters are read
+ * by the host from the paused source: at their physical addresses (from
+ * /proc/self/pagemap, the pages locked), with HMP xp, whatever process
+ * each vCPU was running, checked against their virtual ones (HMP x, which
+ * only a vCPU inside this process translates). Outputs numbered above
+ * that value were produced after the snapshot.
  * An idle program woken by a request cannot show the window; this one is
  * running on the CPU when the restore happens.
  * When tests/kmod/rngprobe.ko is loaded, its in-kernel get_random_u32() and
@@ -33,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <termios.h>
 #include <unistd.h>
@@ -53,6 +57,24 @@ struct consumer {
 };
 
 static struct consumer cons[3];
+
+/* The physical address of p (its page resident and locked), or 0. */
+static unsigned long long phys_of(const volatile void *p)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	uint64_t ent = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &ent, 8, (uintptr_t)p / psz * 8) != 8)
+		ent = 0;
+	close(fd);
+	/* Bit 63: present; bits 0-54: the frame (0 without CAP_SYS_ADMIN). */
+	if (!(ent >> 63) || !(ent & ((1ULL << 55) - 1)))
+		return 0;
+	return (ent & ((1ULL << 55) - 1)) * psz + (uintptr_t)p % psz;
+}
 static volatile int stopped;
 static volatile uint64_t in_call;	/* read by the host, like seq */
 static int vdso_call;
@@ -175,6 +197,9 @@ int main(int argc, char **argv)
 		kphys[0] = kphys[1] = 0;
 	if (kp)
 		fclose(kp);
+	/* The counters stay where their physical addresses say. */
+	if (mlock(cons, sizeof(cons)) || mlock((void *)&in_call, sizeof(in_call)))
+		perror("mlock");
 	for (k = 0; k < 3; k++) {
 		cons[k].kind = k;
 		cons[k].ring = calloc(RING, sizeof(struct slot));
@@ -183,9 +208,12 @@ int main(int argc, char **argv)
 		pthread_create(&th, NULL, loop, &cons[k]);
 	}
 	printf("PROBE-READY getrandom=%p urandom=%p vdso=%p vdso-available=%d "
-	       "ku32=%#llx ku64=%#llx kernel-available=%d vdso-incall=%p\n",
+	       "ku32=%#llx ku64=%#llx kernel-available=%d vdso-incall=%p "
+	       "phys=%#llx,%#llx,%#llx,%#llx\n",
 	       (void *)&cons[0].seq, (void *)&cons[1].seq, (void *)&cons[2].seq, vdso,
-	       kphys[0], kphys[1], krings >= 0 && kphys[0], (void *)&in_call);
+	       kphys[0], kphys[1], krings >= 0 && kphys[0], (void *)&in_call,
+	       phys_of(&cons[0].seq), phys_of(&cons[1].seq), phys_of(&cons[2].seq),
+	       phys_of(&in_call));
 	fflush(stdout);
 	while (fgets(line, sizeof(line), in)) {
 		if (!strncmp(line, "stop", 4)) {
