@@ -54,6 +54,7 @@ def pair(fl, snap, guid, label):
     got = []
     for name in ("1", "2"):
         c = fl.clone(label + name, snap, guid)
+        # The control's 0 lines is a 2 s wait run out: verdict() wants 3 of 3 records alike too.
         got.append((c.records(3), c.reseed_lines(guid == "auto")))
         c.quit()
     print("\n%s" % {"auto": "clones with fresh GUIDs (guid=auto)"}.get(guid, "control: both clones with the source's GUID " + guid))

@@ -54,6 +54,7 @@ def notified(g, kernel, sci):
     yet and a repeat would show nothing."""
     fresh = g.name.startswith("fresh")
     if kernel == "stable" and fresh:
+        # Run out, it fails -logged (told() wants the line) or -diverge (records drawn first).
         g.reseed_lines(True, console.EARLY_REKEY)
     elif kernel in qemu.STABLE_KERNELS:
         time.sleep(2)

@@ -212,7 +212,9 @@ class Guest:
         """This restore's reseed lines (or text's). The kernel logs from a
         worker after it acted on the fork, so a clone can answer before its
         line is out: wait up to 10 s for one after a fork, 2 s where none is
-        expected, so that a line counted missing is missing and not late."""
+        expected, so that a line counted missing is missing and not late.
+        A 0 where none is expected is such a wait run out: never a pass
+        alone, only beside a second check (records alike, a count kept)."""
         end = time.monotonic() + (10 if forked else 2)
         while True:
             lines = self.console_lines(text)

@@ -82,6 +82,8 @@ def clone_count(fl, snap, guid, case, fresh, counter, want):
         n = count(c.run("forkcount draw", timeout=30))
     else:  # no notification: the read is the first thing asked
         n = count(c.run("forkcount read", timeout=30))
+    # A 0 is a wait run out: a pass only beside fork_events unchanged (problems()),
+    # on stock beside its new-GUID clone's line within the same wait (main()).
     lines = len(c.reseed_lines(forked=want > 0))
     c.quit()
     return n, lines
