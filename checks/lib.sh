@@ -173,6 +173,13 @@ built() {
 objs_diag() {
 	local rev=$1 rc; shift
 	checkout "$rev"
+	# The project's config as this commit reads it: an option the series
+	# adds (its KUnit test) exists only from its patch on, and a .config
+	# made at base has dropped it. (The configs gate configures its own.)
+	if [ -f "$CHECK_OBJ/.config.project" ]; then
+		cp "$CHECK_OBJ/.config.project" "$CHECK_OBJ/.config"
+		kmake olddefconfig >/dev/null 2>&1 || echo "make olddefconfig failed at $(short "$rev")" >>"$WORK/broken"
+	fi
 	mapfile -t objs < <(touched_objs "$rev")
 	[ ${#objs[@]} -gt 0 ] || return 0
 	# Their directories, not the objects: kbuild compiles a named object
