@@ -132,7 +132,8 @@ def verdicts(o, kernel, tries, repeats=None, detect=None):
         # Without the check the series still reseeds on the notification,
         # sooner than stock on some interfaces: a repeat on any one shows
         # that the check is what closes the window.
-        cells = ["%s %s" % (i, busy.cell([p for f, _, cl in tries[i] for p in f + cl]))
+        cells = ["%s %s" % (i, busy.cell([p for f, _, cl in tries[i] for p in f + cl],
+                                          "pairs and clones"))
                  for i in o.ifaces]
         out.append(("%s-revert-repeats" % o.name,
                     any(p[0] for i in o.ifaces for f, _, cl in tries[i] for p in f + cl),
