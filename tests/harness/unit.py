@@ -138,6 +138,14 @@ class Judges(unittest.TestCase):
         self.assertIn("repeated theirs in 1 of 2 here", why)
         self.assertIn("misses 79% of forks or more", why)  # (1 - 0.05 ** (1 / 6)) / 0.5
         self.assertIn("8 outputs compared each", why)
+        # Without vmclock's counter the vDSO is judged nowhere (as stock's);
+        # with it, a clone that repeated fails.
+        bad = ([c], [hit], [hit, c])
+        o = window.Opts("w", "busy", ["vdso"], 3, "vmgenid")
+        self.assertEqual([n for n, _, _ in window.verdicts(o, "patched", {"vdso": [bad] * 3})],
+                         ["w-patched-control-vdso"])
+        o = window.Opts("w", "busy", ["vdso"], 3, "both")
+        self.assertFalse(window.verdicts(o, "patched", {"vdso": [bad] * 3})[-1][1])
 
     def test_window_revert(self):
         """The series without its check: a repeat on any one interface is enough."""

@@ -80,6 +80,15 @@ def outputs(results):
     return "-".join(str(x) for x in (n[:1] + n[-1:] if len(n) > 1 else n)) or "0"
 
 
+def unjudged(o):
+    """Interfaces the patched kernel makes no claim for here: without
+    vmclock's counter its vDSO learns of a fork only from the kernel's next
+    reseed, as stock's does (the covers say so; vdso-only-vmgenid shows it
+    repeats). Busy consumers make that reseed come soon, not before every
+    vDSO output: a clone compared with the control shows it."""
+    return () if "vmclock" in qemu.DEVICES[o.devices] else ("vdso",)
+
+
 def verdicts(o, kernel, tries, repeats=None, detect=None):
     """[(name, ok, why)] over every try of one kernel; tries: {iface: [(fresh, control,
     clones)]}, each a list of busy.compare() results (same, run, outputs compared): per
@@ -107,7 +116,7 @@ def verdicts(o, kernel, tries, repeats=None, detect=None):
                         "same-GUID clones %s (%d of %d beside a repeating control); want a repeat" %
                         (busy.cell(fresh), busy.cell(clones, "clones"), hit, n)))
             continue
-        if kernel == "revert":
+        if kernel == "revert" or iface in unjudged(o):
             continue
         ok_tries = [t for t in valid(tries[iface]) if t[2]]
         seen = [p for t in ok_tries for p in t[2]]
@@ -184,12 +193,16 @@ def run(o, kernel, repeats=None, detect=None):
         cols = ("fresh-cut", "clone-cut") if o.profile == "vdso-call" and repeats else ("fresh", "clone")
         for iface in o.ifaces:
             tries[iface].append((res[cols[0]][iface], res["control"][iface], res[cols[1]][iface]))
+            if kernel == "patched" and not repeats and iface in unjudged(o):
+                busy.say("%s try %d: %s not judged (no counter for the vDSO to compare)" %
+                         (kernel, t + 1, iface))
             busy.say("%s try %d: %s new GUIDs %s, each against the same-GUID clones %s; same GUID %s" % (
                 kernel, t + 1, iface, busy.cell(res["fresh"][iface]), busy.cell(res["clone"][iface], "clones"),
                 busy.cell(res["control"][iface])))
         got = verdicts(o, kernel, tries, repeats, detect)
         if all(ok for _, ok, _ in got) or (kernel == "patched" and not repeats and any(
-                p[0] for i in o.ifaces for f, _, cl in tries[i] for p in f + cl)):
+                p[0] for i in o.ifaces if i not in unjudged(o)
+                for f, _, cl in tries[i] for p in f + cl)):
             return got, tries
         busy.say("%s: a verdict is not met yet (%s): snapshot %d of at most %d" % (
             kernel, ", ".join(n for n, ok, _ in got if not ok), t + 1, ntries))
