@@ -182,6 +182,20 @@ def worst(results):
     return max(results, key=lambda r: (r[0], r[1]))
 
 
+def record(res, col, streams, a, b, nofork, view=lambda o: o):
+    """Into res[col], per stream, the pair a, b compared (view of each
+    against the other, the worse way round); with nofork (the snapshot's
+    same-GUID clones), each of a and b against them, into the matching
+    "clone" column. view: what of a clone is judged (vdso-call: the cut call)."""
+    ab, ba = compare(view(a), b), compare(view(b), a)
+    for k in streams:
+        res[col][IFACES[k]].append(max(ab[k], ba[k]))
+    for x in (a, b) if nofork else ():
+        vs = [compare(view(x), y) for y in nofork]
+        for k in streams:
+            res[col.replace("fresh", "clone")][IFACES[k]].append(worst([v[k] for v in vs]))
+
+
 def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", early=EARLY,
           devices="vmgenid"):
     """{column: {iface: [(same, run, compared) per pair or clone]}} and the snapshot notes.
@@ -252,24 +266,13 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
                     a, b = (dump(fl, "%s-%s%d%s" % (label, col, p, x), path, seqs, kaddrs,
                                  guid, m, run, streams, counter=fl.vmclock and col == "fresh")
                             for x in "ab")
-                    ab, ba = compare(a, b), compare(b, a)
-                    for k in streams:
-                        res[col][IFACES[k]].append(max(ab[k], ba[k]))
                     if col == "control":
+                        record(res, "control", streams, a, b, [])
                         nofork += [a, b]
                         continue
-                    for x in (a, b):
-                        vs = [compare(x, y) for y in nofork]
-                        for k in streams:
-                            res["clone"][IFACES[k]].append(worst([v[k] for v in vs]))
+                    record(res, "fresh", streams, a, b, nofork)
                     if cut:
-                        ab, ba = compare(cut(a), b), compare(cut(b), a)
-                        for k in streams:
-                            res["fresh-cut"][IFACES[k]].append(max(ab[k], ba[k]))
-                        for x in (a, b):
-                            vs = [compare(cut(x), y) for y in nofork]
-                            for k in streams:
-                                res["clone-cut"][IFACES[k]].append(worst([v[k] for v in vs]))
+                        record(res, "fresh-cut", streams, a, b, nofork, cut)
             os.unlink(path)
             say("%s %s: %d fresh + %d control pairs done" % (kernel, label, pairs, control))
             # The same numbers for this snapshot alone: the control depends on uptime.

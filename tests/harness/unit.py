@@ -90,6 +90,13 @@ class Judges(unittest.TestCase):
         # a missing output is never a match, nor counted as compared
         self.assertEqual(busy.compare(b, a)[0], (0, 0, 1))
         self.assertEqual(busy.worst([(0, 0, 8), (2, 1, 8), (2, 2, 8)]), (2, 2, 8))
+        # A pair and its clones against the controls, recorded per stream.
+        res = {c: {i: [] for i in busy.IFACES} for c in ("fresh", "clone")}
+        ctl = [["0a" * 8, "0b" * 8], [], [], [], []]
+        busy.record(res, "fresh", (0,), [["01" * 8, "0b" * 8], [], [], [], []],
+                    [["02" * 8, "03" * 8], [], [], [], []], [ctl])
+        self.assertEqual(res["fresh"]["getrandom"], [(0, 0, 2)])
+        self.assertEqual(res["clone"]["getrandom"], [(1, 1, 2), (0, 0, 2)])
 
     def test_compare_narrow(self):
         """u32 outputs repeat by chance: only near the same position counts."""
