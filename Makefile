@@ -38,7 +38,7 @@ test:  ## every gate and test (its first phase installs packages); ends with 'N 
 	@command -v python3 >/dev/null || scripts/deps; tests/vmtest test
 test-debug: tree  ## fork tests on a lockdep/KASAN/UBSAN kernel (slow)
 	@tests/run-debug
-test-revert: tree initramfs  ## the series without its RNG check must repeat where stock does (window, long-read); also in test-debug
+test-revert: tree initramfs  ## the series with its checks compiled out must repeat where stock does (window, long-read); also in test and test-debug
 	@tests/vmtest test --only "build-revert window-revert long-read-revert"
 test-stable: tree initramfs  ## the fixes series backported to the previous Debian base (patches/stable-6.12): its bugs there, stock vs fixed
 	@tests/vmtest test --stable

@@ -45,17 +45,24 @@ ccache_env
 KSRC=$CHECK_TREE KOBJ=$CHECK_OBJ
 # The O= dir must be configured and built once (at BASE) before object
 # builds mean anything. Its config is the project's: build/obj's .config
-# (made by scripts/build from configs/), refreshed with olddefconfig.
+# (made by scripts/build from configs/, as shipped) plus configs/kunit.config,
+# so that the series' KUnit suite is compiled too, refreshed with olddefconfig.
 # The gates' O= dir, configured like build/obj and prepared at base: the
 # touched objects' gates compile only their directories in it, and the
 # bisect gate builds whole kernels in it, incrementally from there.
 ensure_obj() {
 	local cfg=$BUILD/obj/.config
-	[ -f "$CHECK_OBJ/.prepared" ] && cmp -s "$cfg" "$CHECK_OBJ/.config.project" && return 0
+	[ -f "$CHECK_OBJ/.prepared" ] && cmp -s "$cfg" "$CHECK_OBJ/.config.source" && return 0
 	[ -f "$cfg" ] || { echo "FAIL $GATE: no $cfg: run 'make build' first"; exit 2; }
 	checkout "$CHECK_BASE"
 	say "preparing $CHECK_OBJ at base with build/obj's config" >&2
-	mkdir -p "$CHECK_OBJ" && cp "$cfg" "$CHECK_OBJ/.config" && cp "$cfg" "$CHECK_OBJ/.config.project"
+	mkdir -p "$CHECK_OBJ" && cp "$cfg" "$CHECK_OBJ/.config" && cp "$cfg" "$CHECK_OBJ/.config.source"
+	(cd "$CHECK_OBJ" && "$CHECK_TREE/scripts/kconfig/merge_config.sh" -m -O "$CHECK_OBJ" .config \
+		"$TOP/configs/kunit.config") >"$CHECK_OBJ/merge.log" 2>&1 ||
+		{ echo "FAIL $GATE: merging configs/kunit.config failed; see $CHECK_OBJ/merge.log"; exit 2; }
+	# What objs_diag configures each commit from (before olddefconfig drops
+	# the options that the base does not have yet).
+	cp "$CHECK_OBJ/.config" "$CHECK_OBJ/.config.project"
 	# shellcheck disable=SC2015 # either step failing is the failure
 	kmake olddefconfig >/dev/null &&
 		watch_kmake "$CHECK_OBJ" "$CHECK_OBJ/build.log" "preparing the base" "" -j"$(nproc)" prepare >&2 ||

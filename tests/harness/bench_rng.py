@@ -44,7 +44,6 @@ import math
 import os
 import re
 import statistics
-import subprocess
 import sys
 
 from . import console, qemu, vmclock_page
@@ -109,22 +108,11 @@ def table(title, rows, cols):
 
 def uml_boot(obj, watch, log, timeout=180):
     """Boot a UML kernel on the last CPU; its console text, or exit."""
-    argv = ["taskset", "-c", str(os.cpu_count() - 1), os.path.join(obj, "linux"), "mem=64M",
-            "rngprobe.bench_ms=300", "rngprobe.bench_rounds=3", "rngprobe.fake_watch=%d" % watch]
-    with open(log, "w") as f:
-        # Its own session: UML forks helpers that a timeout must kill too.
-        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=f,
-                             stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            p.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, 9)
-            p.wait()
-            sys.exit("bench-rng: UML %s did not finish in %d s; log: %s" % (obj, timeout, log))
-    with open(log, errors="replace") as f:
-        text = f.read()
-    if p.returncode or "rngprobe:" in text or console.splats(text):
-        sys.exit("bench-rng: UML %s failed; log: %s\n%s" % (obj, log, qemu.tail(log)))
+    ok, text = qemu.uml(obj, ["mem=64M", "rngprobe.bench_ms=300", "rngprobe.bench_rounds=3",
+                              "rngprobe.fake_watch=%d" % watch], log, timeout)
+    if not ok or "rngprobe:" in text or console.splats(text):
+        sys.exit("bench-rng: UML %s failed or did not finish in %d s; log: %s\n%s" % (
+            obj, timeout, log, qemu.tail(log)))
     return text
 
 

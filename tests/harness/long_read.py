@@ -12,9 +12,10 @@ stream of a same-generation control at the cut page or the one after it
 page from there on; the two controls must agree everywhere. A kernel
 that looks late (only when it reschedules, or once the notification is
 handled) leaves the stream later, at the same page in every clone, and
-fails. With --kernel stock (the base) or revert (the series without its
-check), new GUIDs must follow the control to the end (the window, as a
-positive control in the same run). Either way no read may have ended
+fails. With --kernel stock (the base) or revert (the series with its
+checks compiled out), new GUIDs must follow the control to the end (the
+window, as a positive control in the same run); the planted fault
+lateread (tests/kernels/) is judged as the patched kernel, and fails. Either way no read may have ended
 before the snapshot. With --devices vmclock or both, the harness writes
 vmclock's counter as the VMM: new clones get the saved value plus one,
 the controls the saved value.
@@ -135,16 +136,17 @@ def add_args(p):
     p.add_argument("--mib", type=int, help="MiB per read (default 64; 24 on a KASAN kernel, "
                    "whose shadow leaves two 64 MiB buffers no room in 256 MiB)")
     p.add_argument("--kernel", choices=qemu.KERNELS, default="patched",
-                   help="stock (the base) or revert (the series without its check): new GUIDs "
-                   "must repeat there (test names long-read-KERNEL-*)")
+                   help="stock (the base) or revert (the series without its checks): new "
+                   "GUIDs must repeat there; a planted fault (skip5, lateread) is judged as "
+                   "patched (test names long-read-KERNEL-*)")
     qemu.add_devices_arg(p)
 
 
 def main(a):
-    obj, repeats = qemu.obj_of(a.kernel), a.kernel != "patched"
+    obj, repeats = qemu.obj_of(a.kernel), a.kernel in qemu.REPEATS
     kasan = "CONFIG_KASAN=y" in qemu.kernel_config(obj)
     mib = a.mib or (24 if kasan else 64)
-    name = qemu.named("long-read-" + a.kernel if repeats else "long-read", a.devices)
+    name = qemu.named("long-read" + ("" if a.kernel == "patched" else "-" + a.kernel), a.devices)
     t0 = time.monotonic()
     out = []
     with fleet.Fleet(obj=obj, tag="longread", devices=a.devices) as fl:

@@ -26,9 +26,14 @@ RUN = Settings(None, None, False)
 
 # The base kernel's build (scripts/build-stock).
 STOCK_OBJ = os.path.join(BUILD, "obj-stock")
-# The series up to the patch that adds the RNG check (scripts/build-revert).
-REVERT_OBJ = os.path.join(BUILD, "obj-revert")
-KERNELS = ("patched", "stock", "revert")
+# Variants of the series (scripts/build-variant NAME: tests/kernels/NAME.patch
+# on its tip, into build/obj-NAME): revert has both checks compiled out and
+# must repeat as stock does; skip5 and lateread are planted faults, judged as
+# the patched kernel, which their phases must then fail.
+VARIANTS = ("revert", "skip5", "lateread")
+KERNELS = ("patched", "stock") + VARIANTS
+# The kernels whose fresh clones must repeat.
+REPEATS = ("stock", "revert")
 # make test-stable's: the fixes backported to the previous base, and that
 # base as shipped (scripts/build-stable); only rebind and early-crng run there.
 STABLE_OBJ = os.path.join(BUILD, "obj-stable")
@@ -52,9 +57,11 @@ def default_obj():
 
 def obj_of(kernel):
     """The build of a kernel by role: patched is --obj (make test-debug's
-    kernel there), stock the base, revert the series without its check,
-    stable and stable-stock the previous base with and without the fixes."""
-    return {"stock": STOCK_OBJ, "revert": REVERT_OBJ, "stable": STABLE_OBJ,
+    kernel there), stock the base, a variant its build/obj-NAME, stable
+    and stable-stock the previous base with and without the fixes."""
+    if kernel in VARIANTS:
+        return os.path.join(BUILD, "obj-" + kernel)
+    return {"stock": STOCK_OBJ, "stable": STABLE_OBJ,
             "stable-stock": STABLE_STOCK_OBJ}.get(kernel) or default_obj()
 
 
@@ -184,6 +191,23 @@ def stop(proc, grace=5):
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(5)
+
+
+def uml(obj, args, log, timeout=180):
+    """Run the User-Mode Linux kernel obj/linux with args on the last CPU,
+    its console into log; (finished in time with exit 0, console text)."""
+    argv = ["taskset", "-c", str(os.cpu_count() - 1), os.path.join(obj, "linux")] + args
+    with open(log, "w") as f:
+        # Its own session: UML forks helpers that a timeout must kill too.
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=f,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    with open(log, errors="replace") as f:
+        return p.returncode == 0, f.read()
 
 
 def tail(path, n=25):

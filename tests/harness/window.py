@@ -24,9 +24,12 @@ alone is judged as stock: where the vDSO has no counter to compare
 (--devices vmgenid), its clones must repeat, which shows that the vDSO's
 own check, not a faster notification, is what closes the window.
 
-With --kernel revert only the series without its RNG check is run
-(build/obj-revert, scripts/build-revert), judged as stock: its new GUIDs
-must repeat, on some interface (make test-revert, make test-debug).
+With --kernel revert only the series with its checks compiled out is run
+(tests/kernels/revert.patch, scripts/build-revert), judged as stock: its
+new GUIDs must repeat on every interface, which shows that the checks,
+not a faster notification, close the window. With --kernel skip5 (a
+planted fault: the check skips every fifth call) that kernel alone is
+judged as the patched kernel, and the phase must fail.
 
 With --vdso-call that loop makes 64 KiB calls and the snapshot is taken
 inside one (busy.snapshot): the vDSO must look at the counter again at
@@ -97,7 +100,7 @@ def verdicts(o, kernel, tries, repeats=None, detect=None):
     only stock); the patched kernel where its check cannot act, say. detect: {iface:
     detectability()} of stock in the same run, which the patched verdict quotes."""
     if repeats is None:
-        repeats = kernel == "stock"
+        repeats = kernel in qemu.REPEATS
     out = []
     for iface in o.ifaces:
         allctl = [p for _, c, _ in tries[iface] for p in c]
@@ -116,7 +119,7 @@ def verdicts(o, kernel, tries, repeats=None, detect=None):
                         "same-GUID clones %s (%d of %d beside a repeating control); want a repeat" %
                         (busy.cell(fresh), busy.cell(clones, "clones"), hit, n)))
             continue
-        if kernel == "revert" or iface in unjudged(o):
+        if iface in unjudged(o):
             continue
         ok_tries = [t for t in valid(tries[iface]) if t[2]]
         seen = [p for t in ok_tries for p in t[2]]
@@ -134,19 +137,9 @@ def verdicts(o, kernel, tries, repeats=None, detect=None):
                     (hit, n, 100 * min(1.0, reach(len(seen)) / d)))
         elif detect is not None:
             why += "; stock's clones never repeated theirs here: per-clone reach unknown"
-        out.append(("%s-patched-%s" % (o.name, iface),
+        out.append(("%s-%s-%s" % (o.name, kernel, iface),
                     clean and len(seen) >= 2 * o.pairs and len(ok_tries) >= MIN_SNAPSHOTS,
                     why + "; want no repeat"))
-    if kernel == "revert":
-        # Without the check the series still reseeds on the notification,
-        # sooner than stock on some interfaces: a repeat on any one shows
-        # that the check is what closes the window.
-        cells = ["%s %s" % (i, busy.cell([p for f, _, cl in tries[i] for p in f + cl],
-                                          "pairs and clones"))
-                 for i in o.ifaces]
-        out.append(("%s-revert-repeats" % o.name,
-                    any(p[0] for i in o.ifaces for f, _, cl in tries[i] for p in f + cl),
-                    "new GUIDs, every try: %s; want a repeat on some interface" % "; ".join(cells)))
     return out
 
 
@@ -154,10 +147,11 @@ def add_args(p):
     p.add_argument("--pairs", type=int, default=9,
                    help="fresh-GUID pairs of the patched kernel, over %d snapshots (default "
                    "%%(default)s; stock: %d a try)" % (MIN_SNAPSHOTS, STOCK_PAIRS))
-    p.add_argument("--kernel", choices=("revert", "patched"),
-                   help="only this kernel, judged as stock: revert, the series without its "
-                   "check (build/obj-revert), or patched where its check cannot act (the vDSO "
-                   "without vmclock's counter), must repeat (test names NAME-KERNEL-*)")
+    p.add_argument("--kernel", choices=("revert", "patched", "skip5"),
+                   help="only this kernel: revert (the series with its checks compiled out) "
+                   "or patched where its check cannot act (the vDSO without vmclock's counter) "
+                   "must repeat, as stock; skip5 (a planted fault) is judged as the patched "
+                   "kernel (test names NAME-KERNEL-*)")
     p.add_argument("--vdso-only", action="store_true",
                    help="one vDSO getrandom() loop is the only consumer (test name vdso-only)")
     p.add_argument("--devices", choices=sorted(qemu.DEVICES), default="vmgenid",
@@ -176,11 +170,11 @@ def run(o, kernel, repeats=None, detect=None):
     # in uptime (a boot's reseed schedule is much the same each time).
     tries = {i: [] for i in o.ifaces}
     if repeats is None:
-        repeats = kernel == "stock"
-    ntries = STOCK_TRIES if repeats or kernel == "revert" else PATCHED_TRIES
+        repeats = kernel in qemu.REPEATS
+    ntries = STOCK_TRIES if repeats else PATCHED_TRIES
     for t in range(ntries):
         # The patched kernel's pairs are spread over MIN_SNAPSHOTS boots.
-        want = STOCK_PAIRS if repeats or kernel == "revert" else -(-o.pairs // MIN_SNAPSHOTS)
+        want = STOCK_PAIRS if repeats else -(-o.pairs // MIN_SNAPSHOTS)
         # A quarter second of output per clone (busy.dump waits longer for
         # in-kernel consumers that have not run yet, and stops early before
         # one laps its ring); too few outputs fails the phase.
@@ -193,14 +187,14 @@ def run(o, kernel, repeats=None, detect=None):
         cols = ("fresh-cut", "clone-cut") if o.profile == "vdso-call" and repeats else ("fresh", "clone")
         for iface in o.ifaces:
             tries[iface].append((res[cols[0]][iface], res["control"][iface], res[cols[1]][iface]))
-            if kernel == "patched" and not repeats and iface in unjudged(o):
+            if not repeats and iface in unjudged(o):
                 busy.say("%s try %d: %s not judged (no counter for the vDSO to compare)" %
                          (kernel, t + 1, iface))
             busy.say("%s try %d: %s new GUIDs %s, each against the same-GUID clones %s; same GUID %s" % (
                 kernel, t + 1, iface, busy.cell(res["fresh"][iface]), busy.cell(res["clone"][iface], "clones"),
                 busy.cell(res["control"][iface])))
         got = verdicts(o, kernel, tries, repeats, detect)
-        if all(ok for _, ok, _ in got) or (kernel == "patched" and not repeats and any(
+        if all(ok for _, ok, _ in got) or (not repeats and any(
                 p[0] for i in o.ifaces if i not in unjudged(o)
                 for f, _, cl in tries[i] for p in f + cl)):
             return got, tries
