@@ -27,7 +27,7 @@ RUN = Settings(None, None, False)
 # The base kernel's build (scripts/build-stock).
 STOCK_OBJ = os.path.join(BUILD, "obj-stock")
 # Variants of the series (scripts/build-variant NAME: tests/kernels/NAME.patch
-# on its tip, into build/obj-NAME): revert has both checks compiled out and
+# on its tip, into build/variant-NAME/obj): revert has both checks compiled out and
 # must repeat as stock does; skip5 and lateread are planted faults, judged as
 # the patched kernel, which their phases must then fail.
 VARIANTS = ("revert", "skip5", "lateread")
@@ -57,10 +57,10 @@ def default_obj():
 
 def obj_of(kernel):
     """The build of a kernel by role: patched is --obj (make test-debug's
-    kernel there), stock the base, a variant its build/obj-NAME, stable
+    kernel there), stock the base, a variant its build/variant-NAME/obj, stable
     and stable-stock the previous base with and without the fixes."""
     if kernel in VARIANTS:
-        return os.path.join(BUILD, "obj-" + kernel)
+        return os.path.join(BUILD, "variant-" + kernel, "obj")
     return {"stock": STOCK_OBJ, "stable": STABLE_OBJ,
             "stable-stock": STABLE_STOCK_OBJ}.get(kernel) or default_obj()
 
