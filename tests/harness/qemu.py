@@ -136,7 +136,7 @@ def qemu_argv(kernel, initrd, append, accel, console_log, guid="auto",
         # A CPU with RDRAND, so that the crng is ready at boot as on real
         # hardware (qemu64 has none and needs a minute of interrupts).
         # VMFORK_CPU: another CPU model, to measure without the CPU's
-        # RNG ("max,-rdrand,-rdseed"); a measurement, not a make test setting.
+        # RNG ("max,-rdrand,-rdseed"), or make test-debug's (tests/run-debug).
         argv[3:3] = ["-cpu", os.environ.get("VMFORK_CPU", "max")]
         if not incoming:
             # Booting, the kernel patches its own text (alternatives,
