@@ -28,9 +28,9 @@ RUN = Settings(None, None, False)
 STOCK_OBJ = os.path.join(BUILD, "obj-stock")
 # Variants of the series (scripts/build-variant NAME: tests/kernels/NAME.patch
 # on its tip, into build/variant-NAME/obj): revert has both checks compiled out and
-# must repeat as stock does; skip5 and lateread are planted faults, judged as
-# the patched kernel, which their phases must then fail.
-VARIANTS = ("revert", "skip5", "lateread")
+# must repeat as stock does; skip5, miss5 and lateread are planted faults,
+# judged as the patched kernel, which their phases must then fail.
+VARIANTS = ("revert", "skip5", "miss5", "lateread")
 KERNELS = ("patched", "stock") + VARIANTS
 # The kernels whose fresh clones must repeat.
 REPEATS = ("stock", "revert")

@@ -27,9 +27,9 @@ own check, not a faster notification, is what closes the window.
 With --kernel revert only the series with its checks compiled out is run
 (tests/kernels/revert.patch, scripts/build-revert), judged as stock: its
 new GUIDs must repeat on every interface, which shows that the checks,
-not a faster notification, close the window. With --kernel skip5 (a
-planted fault: the check skips every fifth call) that kernel alone is
-judged as the patched kernel, and the phase must fail.
+not a faster notification, close the window. With --kernel skip5 or
+miss5 (planted faults, tests/kernels/) that kernel alone is judged as
+the patched kernel, and the phase must fail.
 
 With --vdso-call that loop makes 64 KiB calls and the snapshot is taken
 inside one (busy.snapshot): the vDSO must look at the counter again at
@@ -147,11 +147,11 @@ def add_args(p):
     p.add_argument("--pairs", type=int, default=9,
                    help="fresh-GUID pairs of the patched kernel, over %d snapshots (default "
                    "%%(default)s; stock: %d a try)" % (MIN_SNAPSHOTS, STOCK_PAIRS))
-    p.add_argument("--kernel", choices=("revert", "patched", "skip5"),
+    p.add_argument("--kernel", choices=("revert", "patched", "skip5", "miss5"),
                    help="only this kernel: revert (the series with its checks compiled out) "
                    "or patched where its check cannot act (the vDSO without vmclock's counter) "
-                   "must repeat, as stock; skip5 (a planted fault) is judged as the patched "
-                   "kernel (test names NAME-KERNEL-*)")
+                   "must repeat, as stock; skip5 and miss5 (planted faults) are judged as the "
+                   "patched kernel (test names NAME-KERNEL-*)")
     p.add_argument("--vdso-only", action="store_true",
                    help="one vDSO getrandom() loop is the only consumer (test name vdso-only)")
     p.add_argument("--devices", choices=sorted(qemu.DEVICES), default="vmgenid",
