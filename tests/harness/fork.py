@@ -11,8 +11,9 @@ consumer repeated (the window phases, under load, show that).
 
 first-record-differs (the first record each clone answers, before the
 kernel handled the notification), records-differ-* and chain claim the
-series. The stock kernel always fails the first and chain (--kernel
-stock requires that) and the others when its notification came late, so
+series. The stock kernel fails the first and chain when a clone's first
+record beats its notification, nearly always (--kernel stock requires it
+within three runs), and the others when its notification came late, so
 on stock they are shown, not judged. base-* show base behaviour the series
 must keep (a reseed logged once on the notification, WireGuard's new
 keys), and stock passes them too, as the controls.
@@ -30,6 +31,7 @@ CONTROL_TRIES = 3
 # What the series claims, which the stock kernel must fail; every other
 # check stock passes as well.
 SERIES = {"first-record-differs": "first-record-repeats", "chain": "chain-repeats"}
+STOCK_RUNS = 3  # stock must show each of SERIES in one of at most this many runs
 
 
 def collect(c, nrec, forked=True):
@@ -181,14 +183,27 @@ def evaluate(tries, chain):
     return out
 
 
-def on_stock(out):
-    """[(name, [why])] of evaluate() on the stock kernel, judged: what the
-    series claims must fail there, base-* and the controls pass; the
-    records of later requests, which stock repeats only when its
-    notification came late, are left out (main() prints them)."""
-    return [("stock-" + SERIES[n], [] if why else ["passed on stock: not the series' doing"])
-            if n in SERIES else ("stock-" + n, why) for n, why in out
-            if not n.startswith("records-differ-")]
+def on_stock(outs):
+    """[(name, [why])] of evaluate() on the stock kernel, one out per run,
+    judged: what the series claims must fail there in some run, base-* and
+    the controls pass in every run; the records of later requests, which
+    stock repeats only when its notification came late, are left out
+    (main() prints them)."""
+    def runs(name):
+        return [(k, why) for k, out in enumerate(outs) for n, why in out if n == name]
+    judged = []
+    for name, _ in outs[0]:
+        if name.startswith("records-differ-"):
+            continue
+        if name in SERIES:
+            shown = [k for k, why in runs(name) if why]
+            judged.append(("stock-" + SERIES[name], [] if shown else
+                           ["passed on stock in %d of %d runs: not the series' doing"
+                            % (len(outs), len(outs))]))
+        else:
+            judged.append(("stock-" + name, ["run %d: %s" % (k + 1, "; ".join(why))
+                                             for k, why in runs(name) if why]))
+    return judged
 
 
 def add_args(p):
@@ -199,19 +214,39 @@ def add_args(p):
                    "(test names stock-*)")
 
 
+def run_once(a, t0):
+    """evaluate() of one fork_all() in a fleet of its own."""
+    with fleet.Fleet(obj=qemu.obj_of(a.kernel), tag="run") as fl:
+        out = evaluate(*fork_all(fl, t0, a.records))
+        # On stock, what the series claims fails by design, and timing
+        # decides records-differ-*: keep logs for the rest only.
+        if any(why for n, why in out if a.kernel == "patched" or
+               not (n in SERIES or n.startswith("records-differ-"))):
+            fl.keep = True
+            print("[fork] console logs kept in %s" % fl.work)
+    return out
+
+
 def main(a):
     if a.records < len(IFACES):
         sys.exit("fork: --records %d: at least one per interface (%d)" % (a.records, len(IFACES)))
     t0 = time.monotonic()
-    with fleet.Fleet(obj=qemu.obj_of(a.kernel), tag="run") as fl:
-        out = evaluate(*fork_all(fl, t0, a.records))
-        if a.kernel == "stock":
-            for n, why in out:
+    out = run_once(a, t0)
+    if a.kernel == "stock":
+        outs = [out]
+        # Stock's first record after a restore nearly always beats its
+        # notification: a run where every pair won that race shows
+        # nothing, and is run again.
+        unshown = lambda: [n for n in SERIES if not any(why for o in outs for m, why in o if m == n)]
+        while unshown() and len(outs) < STOCK_RUNS:
+            print("[fork] stock run %d: %s did not repeat; again" % (len(outs), ", ".join(unshown())),
+                  flush=True)
+            outs.append(run_once(a, time.monotonic()))
+        for k, o in enumerate(outs):
+            for n, why in o:
                 if n.startswith("records-differ-"):
-                    print("[fork] stock, %s (not judged: timing): %s" % (n, "; ".join(why) or "all differ"))
-            out = on_stock(out)
-        if any(why for _, why in out):
-            fl.keep = True
-            print("[fork] console logs kept in %s" % fl.work)
+                    print("[fork] stock run %d, %s (not judged: timing): %s"
+                          % (k + 1, n, "; ".join(why) or "all differ"))
+        out = on_stock(outs)
     print("[fork] %d tests in %.1fs" % (len(out), time.monotonic() - t0))
     return console.report([console.verdict(name, not why, "; ".join(why)) for name, why in out])
