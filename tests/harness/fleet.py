@@ -85,9 +85,10 @@ class Guest:
         line, self.buf = self.buf.split(b"\n", 1)
         return line.decode(errors="replace").rstrip("\r")
 
-    def records(self, count, timeout=30):
-        """count records as {n: (iface, hex)}; the requests go out at once."""
-        self.send("\n".join(["r"] * count))
+    def records(self, count, timeout=30, request="r"):
+        """count records as {n: (iface, hex)}; the requests go out at once.
+        request "i": each one getrandom(GRND_INSECURE) call, nothing else."""
+        self.send("\n".join([request] * count))
         out = {}
         for _ in range(count):
             parts = self.readline(timeout).split()

@@ -10,9 +10,10 @@ clone acted on its fork before answering, not that no output of a busy
 consumer repeated (the window phases, under load, show that).
 
 first-record-differs (the first record each clone answers, before the
-kernel handled the notification), records-differ-* and chain claim the
-series. The stock kernel fails the first and chain when a clone's first
-record beats its notification, nearly always (--kernel stock requires it
+kernel handled the notification), records-differ-*, chain and
+first-call-positions (a fresh clone at each of ten snapshots one call
+apart, against the source's own next call) claim the series. The stock kernel fails the first, chain and positions when a clone's
+first record beats its notification, nearly always (--kernel stock requires it
 within three runs), and the others when its notification came late, so
 on stock they are shown, not judged. base-* show base behaviour the series
 must keep (a reseed logged once on the notification, WireGuard's new
@@ -30,7 +31,9 @@ NAME = "fork-harness"
 CONTROL_TRIES = 3
 # What the series claims, which the stock kernel must fail; every other
 # check stock passes as well.
-SERIES = {"first-record-differs": "first-record-repeats", "chain": "chain-repeats"}
+SERIES = {"first-record-differs": "first-record-repeats", "chain": "chain-repeats",
+          "first-call-positions": "first-call-repeats"}
+POSITIONS = 10  # snapshots one call apart (positions())
 STOCK_RUNS = 3  # stock must show each of SERIES in one of at most this many runs
 
 
@@ -90,7 +93,7 @@ def fork_all(fl, t0, nrec):
                         lambda g: all(same(g["same1"], g["same2"], i) for i in IFACES),
                         lambda g: "new GUIDs %s" % ("; ".join(diverge(g, i) for i in IFACES
                                                               if diverge(g, i)) or "all differ"))
-    src.quit()
+    src.qmp.cmd("cont")  # runs on beside the chain: positions() wants some uptime
     chain = {}
     for name, sn in (("gen2", tries[-1]["snap"]), ("gen2b", tries[-1]["snap"])):
         c = fl.clone(name, sn)
@@ -102,9 +105,36 @@ def fork_all(fl, t0, nrec):
         c = fl.clone(name, snap_gen2)
         chain[name] = collect(c, nrec)
         c.quit()
-    print("[fork] %d clones in %.1fs" % (5 * len(tries) + len(chain), time.monotonic() - t0),
-          flush=True)
-    return tries, chain
+    pos = positions(src, fl)
+    src.quit()
+    print("[fork] %d clones in %.1fs" % (5 * len(tries) + len(chain) + len(pos),
+                                        time.monotonic() - t0), flush=True)
+    return tries, chain, pos
+
+
+def positions(src, fl):
+    """[(source's next record, a fresh clone's first)] at POSITIONS
+    snapshots of the running, idle source, one getrandom() call apart.
+
+    A check that acts on all but some calls (tests/kernels/skip5.patch
+    skips every fifth) leaks only when a clone's first call is one of
+    them, and where that falls is in the snapshot: consecutive calls
+    cover every residue, each twice. The source's next call is what a
+    clone that missed its fork draws (a same-GUID clone would); the
+    crng's own reseeds are timed work, so one lands between a snapshot
+    and these calls (milliseconds) seldom, once uptime makes them seconds
+    apart.
+    """
+    out = []
+    for k in range(POSITIONS):
+        snap = src.snapshot(fl.snapfile("pos%d" % k))
+        src.qmp.cmd("cont")
+        (_, ours), = src.records(1, request="i").values()
+        c = fl.clone("pos%d" % k, snap)
+        (_, theirs), = c.records(1, request="i").values()
+        c.quit()
+        out.append((ours, theirs))
+    return out
 
 
 FRESH = ("fresh1", "fresh2", "fresh3")
@@ -128,7 +158,7 @@ def diverge(got, iface, first=None):
                      for r in [[n for n in same(got[x], got[y], i) if keep(n)]] if r)
 
 
-def evaluate(tries, chain):
+def evaluate(tries, chain, pos):
     """[(test, [why it failed])]: fresh clones of every try, control of the last."""
     out = []
     depth = {"fresh1": 1, "fresh2": 1, "fresh3": 1, "same1": 0, "same2": 0}
@@ -180,10 +210,15 @@ def evaluate(tries, chain):
                 bad.append("%s and %s record %d (%s) identical" % (seen[v], m, n, iface))
             seen[v] = m
     out.append(("chain", bad))
+
+    alike = [k for k, (ours, theirs) in enumerate(pos) if ours == theirs]
+    out.append(("first-call-positions", ["%d of %d clones drew the source's next bytes (at %s)"
+                                         % (len(alike), len(pos), ",".join(map(str, alike)))]
+                if alike or len(pos) < POSITIONS else []))
     return out
 
 
-def on_stock(outs):
+def on_stock(outs, kernel="stock"):
     """[(name, [why])] of evaluate() on the stock kernel, one out per run,
     judged: what the series claims must fail there in some run, base-* and
     the controls pass in every run; the records of later requests, which
@@ -197,11 +232,11 @@ def on_stock(outs):
             continue
         if name in SERIES:
             shown = [k for k, why in runs(name) if why]
-            judged.append(("stock-" + SERIES[name], [] if shown else
-                           ["passed on stock in %d of %d runs: not the series' doing"
-                            % (len(outs), len(outs))]))
+            judged.append(("%s-%s" % (kernel, SERIES[name]), [] if shown else
+                           ["passed on %s in %d of %d runs: not the series' doing"
+                            % (kernel, len(outs), len(outs))]))
         else:
-            judged.append(("stock-" + name, ["run %d: %s" % (k + 1, "; ".join(why))
+            judged.append(("%s-%s" % (kernel, name), ["run %d: %s" % (k + 1, "; ".join(why))
                                              for k, why in runs(name) if why]))
     return judged
 
@@ -209,9 +244,9 @@ def on_stock(outs):
 def add_args(p):
     p.add_argument("--records", type=int, default=NREC,
                    help="records per clone, the interfaces in turn (default %(default)s)")
-    p.add_argument("--kernel", choices=("patched", "stock"), default="patched",
-                   help="stock: the base kernel, which must fail what the series claims "
-                   "(test names stock-*)")
+    p.add_argument("--kernel", choices=qemu.KERNELS, default="patched",
+                   help="stock, revert: must fail what the series claims (test names "
+                   "KERNEL-*); a planted fault (tests/kernels/) is judged as patched")
 
 
 def run_once(a, t0):
@@ -220,7 +255,7 @@ def run_once(a, t0):
         out = evaluate(*fork_all(fl, t0, a.records))
         # On stock, what the series claims fails by design, and timing
         # decides records-differ-*: keep logs for the rest only.
-        if any(why for n, why in out if a.kernel == "patched" or
+        if any(why for n, why in out if a.kernel not in qemu.REPEATS or
                not (n in SERIES or n.startswith("records-differ-"))):
             fl.keep = True
             print("[fork] console logs kept in %s" % fl.work)
@@ -232,21 +267,25 @@ def main(a):
         sys.exit("fork: --records %d: at least one per interface (%d)" % (a.records, len(IFACES)))
     t0 = time.monotonic()
     out = run_once(a, t0)
-    if a.kernel == "stock":
+    if a.kernel in qemu.REPEATS:
         outs = [out]
         # Stock's first record after a restore nearly always beats its
         # notification: a run where every pair won that race shows
         # nothing, and is run again.
         unshown = lambda: [n for n in SERIES if not any(why for o in outs for m, why in o if m == n)]
         while unshown() and len(outs) < STOCK_RUNS:
-            print("[fork] stock run %d: %s did not repeat; again" % (len(outs), ", ".join(unshown())),
-                  flush=True)
+            print("[fork] %s run %d: %s did not repeat; again" % (a.kernel, len(outs),
+                                                                ", ".join(unshown())), flush=True)
             outs.append(run_once(a, time.monotonic()))
         for k, o in enumerate(outs):
             for n, why in o:
                 if n.startswith("records-differ-"):
-                    print("[fork] stock run %d, %s (not judged: timing): %s"
-                          % (k + 1, n, "; ".join(why) or "all differ"))
-        out = on_stock(outs)
+                    print("[fork] %s run %d, %s (not judged: timing): %s"
+                          % (a.kernel, k + 1, n, "; ".join(why) or "all differ"))
+                elif n in SERIES:
+                    print("[fork] %s run %d, %s: %s" % (a.kernel, k + 1, n, "; ".join(why) or "no repeat"))
+        out = on_stock(outs, a.kernel)
+    elif a.kernel != "patched":
+        out = [(a.kernel + "-" + n, why) for n, why in out]
     print("[fork] %d tests in %.1fs" % (len(out), time.monotonic() - t0))
     return console.report([console.verdict(name, not why, "; ".join(why)) for name, why in out])

@@ -388,11 +388,17 @@ class ForkHarness(unittest.TestCase):
         return {n: self.clone(n, 3 + fork.NREC * (d - 1), d, 1, self.HS0 + 2 * d)
                 for n, d in (("gen2", 2), ("gen2b", 2), ("gen3", 3), ("gen3b", 3))}
 
-    def failed(self, tries, chain=None):
-        return {name for name, why in fork.evaluate(tries, chain or self.chain()) if why}
+    def positions(self, alike=()):
+        # The source's next GRND_INSECURE record, and its fresh clone's.
+        return [(record("src", 100 + k), record(("pos", k) if k not in alike else "src", 100 + k))
+                for k in range(fork.POSITIONS)]
+
+    def failed(self, tries, chain=None, pos=None):
+        return {name for name, why in fork.evaluate(tries, chain or self.chain(),
+                                                     pos or self.positions()) if why}
 
     def test_fork_passes(self):
-        self.assertEqual(len(fork.evaluate([self.attempt()], self.chain())), 10)
+        self.assertEqual(len(fork.evaluate([self.attempt()], self.chain(), self.positions())), 11)
         self.assertEqual(self.failed([self.attempt()]), set())
         # A try whose control differed (the crng's own reseed timer) is retried, not failed.
         first = self.attempt(0)
@@ -418,6 +424,14 @@ class ForkHarness(unittest.TestCase):
         one = self.attempt()
         one["fresh3"]["recs"][n] = one["same1"]["recs"][n]
         self.assertEqual(self.failed([one]), {"first-record-differs"})
+
+    def test_fork_positions(self):
+        """One clone of ten that drew the source's next bytes fails; so
+        does a run that did not reach every position."""
+        self.assertEqual(self.failed([self.attempt()], pos=self.positions(alike=(3,))),
+                         {"first-call-positions"})
+        self.assertEqual(self.failed([self.attempt()], pos=self.positions()[:-1]),
+                         {"first-call-positions"})
 
     def test_fork_on_stock(self):
         """Stock must fail what the series claims, and pass the rest."""
