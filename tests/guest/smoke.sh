@@ -22,3 +22,15 @@ if dmesg | grep -q "$CRNG_READY"; then
 else
 	fail crng-init-done "no '$CRNG_READY' in dmesg"
 fi
+# get_random_bytes() longer than a page, which no other test makes
+# (tests/kmod/rngprobe.c, bigread): exactly its buffer written, no two
+# 32-byte chunks alike. It stays loaded, idle: the shipped config cannot
+# unload modules.
+ko=/lib/vmfork/rngprobe.ko
+if [ ! -f "$ko" ]; then
+	fail get-random-bytes-paged "no $ko in the initramfs"
+elif insmod "$ko" bigread=1 && dmesg | grep -q 'rngprobe: bigread [0-9]* bytes: ok$'; then
+	ok get-random-bytes-paged "($(dmesg | grep -o 'bigread [0-9]* bytes' | tail -1))"
+else
+	fail get-random-bytes-paged "$(dmesg | grep 'rngprobe: bigread' | tail -1)"
+fi

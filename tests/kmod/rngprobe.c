@@ -24,6 +24,9 @@
  * operations (getrandom(2)'s path, without the syscall), then powers off;
  * rngprobe.fake_watch=1 makes the RNG watch a generation counter in memory
  * that never changes, as vmclock would (where the tree has the watch).
+ *
+ * With bigread=1 it only checks one get_random_bytes() longer than a page
+ * (check_bigread()) and stays loaded idle: tests/guest/smoke.sh.
  */
 #include <linux/anon_inodes.h>
 #include <linux/cpumask.h>
@@ -61,6 +64,10 @@ MODULE_PARM_DESC(bench_rounds, "how many times to time each function");
 static bool fake_watch;
 module_param(fake_watch, bool, 0444);
 MODULE_PARM_DESC(fake_watch, "watch a fake VM generation counter while timing");
+
+static bool bigread;
+module_param(bigread, bool, 0444);
+MODULE_PARM_DESC(bigread, "only check one get_random_bytes() of 3 pages and 17 bytes");
 
 static bool stop;
 module_param(stop, bool, 0644);
@@ -216,10 +223,53 @@ out:
 	return ret;
 }
 
+/*
+ * get_random_bytes() longer than a page goes a page at a time through
+ * its own path: it must fill exactly the buffer, and every 32 bytes of
+ * it anew. Guards of a fill byte on both sides, and the buffer filled
+ * with it first, show a write out of bounds or a chunk left unwritten.
+ */
+#define BIG_GUARD 64
+#define BIG_LEN (3 * PAGE_SIZE + 17)
+#define BIG_FILL 0xa5
+
+static bool all_fill(const u8 *p, size_t len)
+{
+	return !memchr_inv(p, BIG_FILL, len);
+}
+
+static int check_bigread(void)
+{
+	size_t chunks = BIG_LEN / 32, i, j;
+	u8 *mem = vmalloc(BIG_LEN + 2 * BIG_GUARD), *buf = mem + BIG_GUARD;
+	const char *bad = NULL;
+
+	if (!mem)
+		return -ENOMEM;
+	memset(mem, BIG_FILL, BIG_LEN + 2 * BIG_GUARD);
+	get_random_bytes(buf, BIG_LEN);
+	if (!all_fill(mem, BIG_GUARD) || !all_fill(buf + BIG_LEN, BIG_GUARD))
+		bad = "a guard was written";
+	else if (all_fill(buf + chunks * 32, BIG_LEN % 32))
+		bad = "the tail was not written";
+	for (i = 0; i < chunks && !bad; i++) {
+		if (all_fill(buf + 32 * i, 32))
+			bad = "a chunk was not written";
+		for (j = i + 1; j < chunks && !bad; j++)
+			if (!memcmp(buf + 32 * i, buf + 32 * j, 32))
+				bad = "two 32-byte chunks are equal";
+	}
+	vfree(mem);
+	pr_info("rngprobe: bigread %zu bytes: %s\n", (size_t)BIG_LEN, bad ?: "ok");
+	return bad ? -EIO : 0;
+}
+
 static int __init rngprobe_init(void)
 {
 	unsigned long k;
 
+	if (bigread)
+		return check_bigread();
 	if (bench_ms) {
 		int ret = run_bench();
 
@@ -262,7 +312,7 @@ static void __exit rngprobe_exit(void)
 {
 	int k;
 
-	if (bench_ms)
+	if (bench_ms || bigread)
 		return;
 	for (k = 0; k < 2; k++)
 		kthread_stop(threads[k]);
