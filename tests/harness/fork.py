@@ -12,12 +12,13 @@ consumer repeated (the window phases, under load, show that).
 first-record-differs (the first record each clone answers, before the
 kernel handled the notification), records-differ-*, chain and
 first-call-positions (a fresh clone at each of ten snapshots one call
-apart, against the source's own next call) claim the series. The stock kernel fails the first, chain and positions when a clone's
-first record beats its notification, nearly always (--kernel stock requires it
-within three runs), and the others when its notification came late, so
-on stock they are shown, not judged. base-* show base behaviour the series
-must keep (a reseed logged once on the notification, WireGuard's new
-keys), and stock passes them too, as the controls.
+apart, against the source's own next call) claim the series. The stock
+kernel fails the first, chain and positions when a clone's first record
+beats its notification, nearly always (--kernel stock requires it within
+three runs), and the others when its notification came late, so on stock
+they are shown, not judged. base-* show base behaviour the series must
+keep (a reseed logged once on the notification, WireGuard's new keys),
+and stock passes them too, as the controls.
 """
 import itertools
 import sys
