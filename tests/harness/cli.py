@@ -19,6 +19,7 @@ COMMANDS = (
     ("fork-demo", "demo", "fork a guest: two clones and a same-GUID control"),
     ("vmclock-counter", "vmclock_gen", "vmclock's generation counter across forks, written as the VMM"),
     ("vmclock-unpriv", "vmclock_unpriv", "uid 65534 spins on vmclock's mapped counter across a fork"),
+    ("vmclock-hold", "vmclock_hold", "an open /dev/vmclock0 across an unbind of the device"),
     ("fork", "fork", "fresh-GUID clones, same-GUID controls, clones of clones"),
     ("fork-events", "fork_events", "poll() on fork_events across restores"),
     ("fork-count-cases", "fork_count", "fork_events per case: counter, GUID, both, neither"),

@@ -57,6 +57,9 @@ PHASES = (
     ("vmclock-absent", "", "tests/vmtest guest vmclock-absent"),
     ("vmclock-counter", "", "tests/vmtest vmclock-counter"),
     ("vmclock-unpriv", "", "tests/vmtest vmclock-unpriv"),
+    # The base kernel's read() after the unbind faults: the control.
+    ("vmclock-hold", "d", "tests/vmtest vmclock-hold"),
+    ("vmclock-hold-stock", "", "tests/vmtest vmclock-hold --kernel stock"),
     # On its own UML kernel (build-kunit): every kernel booted in QEMU is
     # configured as shipped, without KUnit.
     ("kunit", "", "tests/vmtest kunit"),

@@ -65,6 +65,17 @@ def obj_of(kernel):
             "stable-stock": STABLE_STOCK_OBJ}.get(kernel) or default_obj()
 
 
+def symbol(obj, addr):
+    """The kernel function holding addr, from obj's System.map (no kallsyms in these kernels)."""
+    best = None
+    with open(os.path.join(obj, "System.map")) as f:
+        for line in f:
+            a, kind, sym = line.split()[:3]
+            if kind in "tT" and int(a, 16) <= addr and (best is None or int(a, 16) > best[0]):
+                best = int(a, 16), sym
+    return best[1] if best else "?"
+
+
 def kernel_config(obj=None):
     """obj's .config as a set of lines ("CONFIG_KASAN=y", ...)."""
     with open(os.path.join(obj or default_obj(), ".config")) as f:

@@ -30,7 +30,6 @@ previous base) as rebind, without the missed fork: acting on a fork the
 driver missed while unbound is the reseed series' (so is the RNG's own
 check: records are asked after the reseed line there, as with --no-watch).
 """
-import os
 import time
 
 from . import console, fleet, qemu
@@ -175,17 +174,6 @@ def fork_verdicts(name, up, tries):
              % (same, NREC, [got[n][1:] for n in ("same1", "same2")]))]
 
 
-def symbol(obj, addr):
-    """The kernel function holding addr, from obj's System.map (no kallsyms in these kernels)."""
-    best = None
-    with open(os.path.join(obj, "System.map")) as f:
-        for line in f:
-            a, kind, sym = line.split()[:3]
-            if kind in "tT" and int(a, 16) <= addr and (best is None or int(a, 16) > best[0]):
-                best = int(a, 16), sym
-    return best[1] if best else "?"
-
-
 def stock_oops(fl, src, obj, name, out):
     """The base kernel's bug, recognised: unbound, then forked, the clone's
     ACPI notify worker runs the handler left installed on freed data."""
@@ -196,7 +184,7 @@ def stock_oops(fl, src, obj, name, out):
     # A raw address without kallsyms (these kernels), else a symbol.
     rip = u.wait_console(r"RIP: \S+:(?:0x([0-9a-f]+)|([\w.]+)\+)", 20)
     text = console.read(u.console)
-    where = rip.group(2) or symbol(obj, int(rip.group(1), 16))
+    where = rip.group(2) or qemu.symbol(obj, int(rip.group(1), 16))
     out.append(oops_verdict(name, state, text, where))
 
 

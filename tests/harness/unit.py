@@ -14,7 +14,7 @@ import tempfile
 import unittest
 
 from . import bench_rng, busy, console, demo, early_crng, firmware, fleet, fork, fork_count, fork_events, \
-    kunit, long_read, pipeline, qemu, rebind, storm, vmclock_gen, vmclock_page, vmclock_unpriv, window
+    kunit, long_read, pipeline, qemu, rebind, storm, vmclock_gen, vmclock_hold, vmclock_page, vmclock_unpriv, window
 
 FIXTURES = os.path.join(qemu.TOP, "tests", "fixtures", "console")
 
@@ -292,6 +292,31 @@ class ForkJudges(unittest.TestCase):
         self.assertEqual(len(f.problems(1, 1, None, None)), 1)  # patched without fork_events
         self.assertEqual(f.problems(0, 0, counted=False), [])  # stock: the console alone
         self.assertEqual(len(f.problems(0, 1, counted=False)), 1)
+
+
+class VmclockHold(unittest.TestCase):
+    """vmclock-hold's verdicts on lines as tests/guest/vmclock-hold.sh prints them."""
+    FIXED = ["HOLD before=56434c4b", "HOLD unbind=ok", "HOLD read=ENODEV", "HOLD poll=0x18",
+             "HOLD epoll=0x18", "HOLD mmap=ENODEV", "HOLD close=ok", "HOLD reopen=56434c4b", "HOLD-EXIT 0"]
+
+    def test_patched(self):
+        j = vmclock_hold
+        self.assertEqual(j.patched_problems(j.parse(self.FIXED), []), [])
+        self.assertEqual(len(j.patched_problems(j.parse(self.FIXED), ["BUG: KASAN: x"])), 1)
+        for step, bad in (("read", "HOLD read=56434c4b"), ("poll", "HOLD poll=0x10"),
+                          ("mmap", "HOLD mmap=mapped"), ("reopen", "HOLD reopen=ENOENT")):
+            with self.subTest(step):
+                lines = [bad if l.startswith("HOLD %s=" % step) else l for l in self.FIXED]
+                self.assertEqual(len(j.patched_problems(j.parse(lines), [])), 1)
+        self.assertEqual(len(j.patched_problems(j.parse(self.FIXED[:2] + ["HOLD-EXIT 137"]), [])), 7)
+
+    def test_stock(self):
+        j, killed = vmclock_hold, vmclock_hold.parse(self.FIXED[:2] + ["HOLD-EXIT 137"])
+        oops = ["BUG: unable to handle page fault for address: ffffc90000012000"]
+        self.assertEqual(j.stock_problems(killed, oops, "vmclock_miscdev_read"), [])
+        self.assertEqual(len(j.stock_problems(killed, [], "nowhere")), 2)
+        self.assertEqual(len(j.stock_problems(j.parse(self.FIXED), oops, "vmclock_miscdev_read")), 1)
+        self.assertEqual(len(j.stock_problems(killed, oops, "vmclock_miscdev_poll")), 1)
 
 
 class LongRead(unittest.TestCase):

@@ -1,0 +1,86 @@
+"""An open /dev/vmclock0 across an unbind of the vmclock device.
+
+The base driver's file operations use its devm state, which an unbind
+through sysfs frees (and whose page it unmaps) while a file may still be
+open. The vDSO series' patch 6 keeps open files off it: such a file
+fails read() and mmap() with ENODEV and polls as POLLHUP | POLLERR, and
+the device binds again as before. tests/guest/vmclock-hold.c holds the
+file (watched by epoll) across the unbind and reports each call.
+
+Patched (make test-debug: its KASAN kernel): every call after the unbind
+says the device is gone, close and bind are clean, no splat on the
+console. Stock, the control: the read() after the unbind faults in
+vmclock_miscdev_read and the program dies there. QEMU's vmclock has no
+NOTIFICATION_PRESENT, so its poll() answers POLLHUP before queueing a
+wait entry: the wait-queue half of the bug is not reached here.
+"""
+import random
+
+from . import console, fleet, qemu
+
+NAME = "vmclock-hold"
+# What each step must print on a fixed kernel: "VCLK" read back before the
+# unbind and after binding again, POLLHUP | POLLERR (0x18) from poll() and
+# epoll, ENODEV from read() and mmap(), and a clean exit.
+WANT = {"before": "56434c4b", "unbind": "ok", "read": "ENODEV", "poll": "0x18", "epoll": "0x18",
+        "mmap": "ENODEV", "close": "ok", "reopen": "56434c4b", "exit": "0"}
+RIP = r"RIP: \S+:(?:0x([0-9a-f]+)|([\w.]+)\+)"
+
+
+def parse(lines):
+    """vmclock-hold.sh's lines as {step: result}; 'exit' from HOLD-EXIT."""
+    out = {}
+    for line in lines:
+        if line.startswith("HOLD-EXIT "):
+            out["exit"] = line.split(" ", 1)[1]
+        elif line.startswith("HOLD "):
+            step, _, res = line[5:].partition("=")
+            out[step] = res
+    return out
+
+
+def patched_problems(got, splats):
+    """[] if every step printed what WANT says and the console is clean."""
+    return (["%s=%s, want %s" % (k, got.get(k, "(nothing)"), v) for k, v in WANT.items()
+             if got.get(k) != v] + ["console: " + s for s in splats[:2]])
+
+
+def stock_problems(got, splats, where):
+    """[] if the file was held across the unbind and its read() never
+    returned, killed by a fault in vmclock_miscdev_read."""
+    out = []
+    if (got.get("before"), got.get("unbind")) != (WANT["before"], "ok"):
+        out.append("not held across an unbind: %s" % got)
+    if "read" in got:
+        out.append("read() returned %s: no use of the freed state seen" % got["read"])
+    if not splats:
+        out.append("no splat on the console")
+    if not where.startswith("vmclock_miscdev_read"):
+        out.append("the fault is in %s, not vmclock_miscdev_read" % where)
+    return out
+
+
+def add_args(p):
+    p.add_argument("--kernel", choices=("patched", "stock"), default="patched",
+                   help="stock: the base kernel, whose read() after the unbind must fault "
+                   "(test name vmclock-hold-stock)")
+
+
+def main(a):
+    stock = a.kernel == "stock"
+    name, obj = NAME + ("-stock" if stock else ""), qemu.obj_of(a.kernel)
+    # The splat is the stock test's finding, not a failure of the fleet.
+    with fleet.Fleet(obj=obj, tag=name, devices="vmclock", splats=not stock) as fl:
+        # With the counter, the unbind also undoes the RNG's watch and the vDSO's page.
+        g = fl.boot("src", counter_start=random.SystemRandom().randrange(1 << 20, 1 << 40))
+        got = parse(g.run("vmclock-hold", timeout=60))
+        print("[%s] %s" % (name, " ".join("%s=%s" % kv for kv in got.items())), flush=True)
+        if stock:
+            m = qemu.wait_for(g.console, RIP, 20, g.proc)
+            where = "nowhere" if m is None else m.group(2) or qemu.symbol(obj, int(m.group(1), 16))
+            bad = stock_problems(got, console.splats(console.read(g.console)), where)
+            why = "read() after the unbind never returned: a fault in %s" % where
+        else:
+            bad = patched_problems(got, console.splats(console.read(g.console)))
+            why = "after the unbind read, mmap: ENODEV; poll, epoll: 0x18; bound again: VCLK"
+    return console.report([console.verdict(name, not bad, "; ".join(bad) or why)])
