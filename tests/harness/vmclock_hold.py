@@ -2,7 +2,7 @@
 
 The base driver's file operations use its devm state, which an unbind
 through sysfs frees (and whose page it unmaps) while a file may still be
-open. The vDSO series' patch 6 keeps open files off it: such a file
+open. The fixes series' patch 4 keeps open files off it: such a file
 fails read() and mmap() with ENODEV and polls as POLLHUP | POLLERR, and
 the device binds again as before. tests/guest/vmclock-hold.c holds the
 file (watched by epoll) across the unbind and reports each call.
