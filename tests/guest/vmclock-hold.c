@@ -2,7 +2,10 @@
  * vmclock-hold DRIVER_DIR DEVICE: hold /dev/vmclock0 open, watched by an
  * epoll instance, while DEVICE is unbound from the vmclock driver through
  * sysfs; then use the file that outlived its device (read(), poll(),
- * epoll_wait(), mmap(), close()) and bind DEVICE again.
+ * epoll_wait(), mmap(), close()) and bind DEVICE again. Where the page
+ * says the hypervisor sends notifications, two children wait on the file
+ * across the unbind, one in poll(), one in epoll_wait() with
+ * EPOLLEXCLUSIVE: only the removal can wake them (none is ever sent).
  *
  * The base kernel's file operations used the driver's devm state, freed
  * at the unbind (and the page's mapping, unmapped): a read() after it
@@ -20,6 +23,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DEV "/dev/vmclock0"
@@ -74,12 +79,61 @@ static void say_read(const char *step, int fd)
 		say("%s=%02x%02x%02x%02x", step, b[0], b[1], b[2], b[3]);
 }
 
+static long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/*
+ * A child that waits on fd up to WAIT_MS, by poll() or by epoll with
+ * EPOLLEXCLUSIVE, and says what woke it and when: "HOLD STEP=0x.. ms=N"
+ * (0x0 if nothing did).
+ */
+#define WAIT_MS 10000
+static pid_t waiter(int fd, const char *step, int exclusive)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE };
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	long t0 = now_ms();
+	pid_t pid = fork();
+	int ep, n;
+
+	if (pid)
+		return pid;
+	if (exclusive) {
+		ep = epoll_create1(0);
+		if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev))
+			_exit(1);
+		n = epoll_wait(ep, &ev, 1, WAIT_MS);
+		p.revents = n > 0 ? ev.events : 0;
+	} else {
+		n = poll(&p, 1, WAIT_MS);
+	}
+	if (n < 0)
+		say_err(step);
+	else
+		say("%s=0x%x ms=%ld", step, n ? (unsigned int)p.revents : 0, now_ms() - t0);
+	_exit(0);
+}
+
+/* Whether the page's flags (offset 0x18) say notifications are sent. */
+static int notifies(int fd)
+{
+	unsigned char f[8];
+
+	return pread(fd, f, sizeof(f), 0x18) == sizeof(f) && (f[1] & 2);
+}
+
 int main(int argc, char **argv)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
+	pid_t kids[2] = { 0, 0 };
 	struct pollfd p;
 	void *map;
-	int fd, ep, n;
+	int fd, ep, n, i;
 
 	if (argc != 3 || !*argv[2]) {
 		fprintf(stderr, "usage: vmclock-hold DRIVER_DIR DEVICE\n");
@@ -91,12 +145,20 @@ int main(int argc, char **argv)
 		say_err("open");
 		return 1;
 	}
-	say_read("before", fd);
+	say_read("before", fd);	/* a file not yet read polls as changed */
+	if (notifies(fd)) {
+		kids[0] = waiter(fd, "waiter-poll", 0);
+		kids[1] = waiter(fd, "waiter-epoll", 1);
+		usleep(500000);	/* both asleep on the file's wait queue */
+	}
 	if (write_to(argv[1], "unbind", argv[2])) {
 		say_err("unbind");
 		return 1;
 	}
 	say("unbind=ok");
+	for (i = 0; i < 2; i++)
+		if (kids[i] > 0)
+			waitpid(kids[i], NULL, 0);
 	say_read("read", fd);
 
 	p.fd = fd;

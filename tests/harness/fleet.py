@@ -290,14 +290,14 @@ class Fleet:
         self.splats = splats  # False: a test that expects a splat judges it itself
 
     def boot(self, name, serve="records", ready="RECORD-SERVER-READY", timeout=120, append="",
-             counter_start=1):
+             counter_start=1, flags=0):
         """A source guest. With vmclock, it starts paused, gets
-        vm_generation_counter = counter_start, then runs; QEMU must not
-        have rewritten that by the time the guest is up."""
+        vm_generation_counter = counter_start (and flags), then runs; QEMU
+        must not have rewritten that by the time the guest is up."""
         g = Guest(self, name, serve=serve, append=append, paused=self.vmclock)
         if self.vmclock:
             g.page_from_qemu = g.vmclock().read()
-            written = g.vmclock().set_counter(counter_start)
+            written = g.vmclock().set_counter(counter_start, flags)
             g.qmp.cmd("cont")
         g.wait_console(ready, timeout)
         now = g.vmclock().read() if self.vmclock else None

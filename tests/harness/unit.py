@@ -296,7 +296,8 @@ class ForkJudges(unittest.TestCase):
 
 class VmclockHold(unittest.TestCase):
     """vmclock-hold's verdicts on lines as tests/guest/vmclock-hold.sh prints them."""
-    FIXED = ["HOLD before=56434c4b", "HOLD unbind=ok", "HOLD read=ENODEV", "HOLD poll=0x18",
+    FIXED = ["HOLD before=56434c4b", "HOLD waiter-poll=0x18 ms=530", "HOLD waiter-epoll=0x18 ms=531",
+             "HOLD unbind=ok", "HOLD read=ENODEV", "HOLD poll=0x18",
              "HOLD epoll=0x18", "HOLD mmap=ENODEV", "HOLD close=ok", "HOLD reopen=56434c4b", "HOLD-EXIT 0"]
 
     def test_patched(self):
@@ -304,19 +305,22 @@ class VmclockHold(unittest.TestCase):
         self.assertEqual(j.patched_problems(j.parse(self.FIXED), []), [])
         self.assertEqual(len(j.patched_problems(j.parse(self.FIXED), ["BUG: KASAN: x"])), 1)
         for step, bad in (("read", "HOLD read=56434c4b"), ("poll", "HOLD poll=0x10"),
+                          ("waiter-epoll", "HOLD waiter-epoll=0x0 ms=10000"),
                           ("mmap", "HOLD mmap=mapped"), ("reopen", "HOLD reopen=ENOENT")):
             with self.subTest(step):
                 lines = [bad if l.startswith("HOLD %s=" % step) else l for l in self.FIXED]
                 self.assertEqual(len(j.patched_problems(j.parse(lines), [])), 1)
-        self.assertEqual(len(j.patched_problems(j.parse(self.FIXED[:2] + ["HOLD-EXIT 137"]), [])), 7)
+        self.assertEqual(len(j.patched_problems(j.parse(self.FIXED[:4] + ["HOLD-EXIT 137"]), [])), 7)
 
     def test_stock(self):
-        j, killed = vmclock_hold, vmclock_hold.parse(self.FIXED[:2] + ["HOLD-EXIT 137"])
+        j, killed = vmclock_hold, vmclock_hold.parse(
+            ["HOLD before=56434c4b", "HOLD waiter-poll=0x0 ms=10000", "HOLD unbind=ok", "HOLD-EXIT 137"])
         oops = ["BUG: unable to handle page fault for address: ffffc90000012000"]
-        self.assertEqual(j.stock_problems(killed, oops, "vmclock_miscdev_read"), [])
-        self.assertEqual(len(j.stock_problems(killed, [], "nowhere")), 2)
-        self.assertEqual(len(j.stock_problems(j.parse(self.FIXED), oops, "vmclock_miscdev_read")), 1)
-        self.assertEqual(len(j.stock_problems(killed, oops, "vmclock_miscdev_poll")), 1)
+        both = ["vmclock_miscdev_poll", "vmclock_miscdev_read"]
+        self.assertEqual(j.stock_problems(killed, oops, both), [])
+        self.assertEqual(len(j.stock_problems(killed, [], [])), 2)
+        self.assertEqual(len(j.stock_problems(j.parse(self.FIXED), oops, both)), 1)
+        self.assertEqual(len(j.stock_problems(killed, oops, both[:1])), 1)
 
 
 class LongRead(unittest.TestCase):

@@ -17,7 +17,8 @@ MAGIC = b"VCLK"
 SEQ, MARKER, FLAGS, COUNTER = 0x0c, 0x10, 0x18, 0x68
 HEADER = COUNTER + 8  # every field read here
 FLAG_GEN_COUNTER = 1 << 8  # VMCLOCK_FLAG_VM_GEN_COUNTER_PRESENT
-# QEMU cannot deliver that notification: never set here.
+# QEMU cannot deliver that notification: set only to make poll() wait
+# (vmclock-hold, whose waiters only the device's removal wakes).
 FLAG_NOTIFICATION = 1 << 9
 REGION = "vmclock_page"  # QEMU's name for the page's RAM (hw/acpi/vmclock.c)
 
@@ -39,13 +40,13 @@ def decode(raw):
     return Page(magic, size, version, seq, marker, flags, counter)
 
 
-def counter_writes(page, counter):
+def counter_writes(page, counter, flags=0):
     """(offset, bytes) to write, in order, to set vm_generation_counter
-    and its flag on a page that now reads page."""
+    and its flag (and flags) on a page that now reads page."""
     if page.seq & 1:
         raise VmclockError("seq_count %d is odd: the page is mid-update" % page.seq)
     return [(SEQ, struct.pack("<I", (page.seq + 1) & 0xffffffff)),
-            (FLAGS, struct.pack("<Q", page.flags | FLAG_GEN_COUNTER)),
+            (FLAGS, struct.pack("<Q", page.flags | FLAG_GEN_COUNTER | flags)),
             (COUNTER, struct.pack("<Q", counter % (1 << 64))),
             (SEQ, struct.pack("<I", (page.seq + 2) & 0xffffffff))]
 
@@ -100,11 +101,12 @@ class VmclockPage:
     def read(self):
         return decode(self.read_raw())
 
-    def set_counter(self, counter):
-        """Write counter and VM_GEN_COUNTER_PRESENT under seq_count; the
-        page as read back, which must be exactly what was written."""
+    def set_counter(self, counter, flags=0):
+        """Write counter and VM_GEN_COUNTER_PRESENT (and flags) under
+        seq_count; the page as read back, which must be exactly what was
+        written."""
         raw = self.read_raw()
-        writes = counter_writes(decode(raw), counter)
+        writes = counter_writes(decode(raw), counter, flags)
         fd = os.open(self.mem, os.O_RDWR)
         try:
             for off, data in writes:
