@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sysfs.h"
+
 #define MAX_ATTEMPTS 2000
 
 static int nth_fd;
@@ -43,20 +45,6 @@ static unsigned int get_nth(void)
 		exit(1);
 	}
 	return strtoul(buf, NULL, 10);
-}
-
-static int write_to(const char *dir, const char *file, const char *s)
-{
-	char path[256];
-	int fd, ret;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	ret = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
-	close(fd);
-	return ret;
 }
 
 int main(int argc, char **argv)

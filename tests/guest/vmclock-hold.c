@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sysfs.h"
+
 #define DEV "/dev/vmclock0"
 
 /* One "HOLD step=result" line, out at once. */
@@ -47,20 +49,6 @@ static void say_err(const char *step)
 	const char *name = strerrorname_np(errno);
 
 	say("%s=%s", step, name ? name : "E?");
-}
-
-static int write_to(const char *dir, const char *file, const char *s)
-{
-	char path[512];
-	int fd, ret;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	ret = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
-	close(fd);
-	return ret;
 }
 
 /* The first 4 bytes read from fd as hex ("56434c4b" is VCLK), or errno's name. */
