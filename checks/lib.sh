@@ -7,7 +7,8 @@
 #   BASE  commit the series applies to; HEAD  last commit of the series
 #   OBJ   O= build dir of the gate's own (never build/obj or build/obj-stock)
 # Output: one line per finding "file:line: message", one summary line
-# "<gate>: ...", then "PASS <gate>" or "FAIL <gate>: why" followed by how to
+# "<gate>: ...", then one result (scripts/result.sh): "PASS <gate>", "FAIL
+# <gate>: why" or "ERROR <gate>: why" (the gate broke), followed by how to
 # reproduce by hand. Exit 0 on pass, 1 on new findings, 2 if the gate broke.
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
@@ -22,8 +23,8 @@ export PATH=/usr/bin:/bin:$PATH
 export LC_ALL=C
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-CHECK_BASE=$(git -C "$CHECK_TREE" rev-parse --verify -q "$CHECK_BASE^{commit}") || { echo "FAIL $GATE: bad base commit"; exit 2; }
-CHECK_HEAD=$(git -C "$CHECK_TREE" rev-parse --verify -q "$CHECK_HEAD^{commit}") || { echo "FAIL $GATE: bad head commit"; exit 2; }
+CHECK_BASE=$(git -C "$CHECK_TREE" rev-parse --verify -q "$CHECK_BASE^{commit}") || { result ERROR "$GATE" "bad base commit"; exit 2; }
+CHECK_HEAD=$(git -C "$CHECK_TREE" rev-parse --verify -q "$CHECK_HEAD^{commit}") || { result ERROR "$GATE" "bad head commit"; exit 2; }
 
 # Commits of the series, oldest first; b4's empty cover commits (a stack
 # of series holds one per series) carry no patch and are left out.
@@ -33,7 +34,7 @@ touched_c() { git -C "$CHECK_TREE" diff --name-only --diff-filter=AM "$CHECK_BAS
 exists_at() { git -C "$CHECK_TREE" cat-file -e "$1:$2" 2>/dev/null; }
 # Never check out in the shared tree (build/linux): gates get their own worktree.
 checkout() {
-	[ "$(cd "$CHECK_TREE" && pwd -P)" != "$(cd "$TREE" && pwd -P)" ] || { echo "FAIL $GATE: refusing to check out in $TREE"; exit 2; }
+	[ "$(cd "$CHECK_TREE" && pwd -P)" != "$(cd "$TREE" && pwd -P)" ] || { result ERROR "$GATE" "refusing to check out in $TREE"; exit 2; }
 	git -C "$CHECK_TREE" checkout -q -f --detach "$1"
 }
 short() { git -C "$CHECK_TREE" log -1 --format='%h ("%s")' "$1"; }
@@ -53,20 +54,20 @@ KSRC=$CHECK_TREE KOBJ=$CHECK_OBJ
 ensure_obj() {
 	local cfg=$BUILD/obj/.config
 	[ -f "$CHECK_OBJ/.prepared" ] && cmp -s "$cfg" "$CHECK_OBJ/.config.source" && return 0
-	[ -f "$cfg" ] || { echo "FAIL $GATE: no $cfg: run 'make build' first"; exit 2; }
+	[ -f "$cfg" ] || { result ERROR "$GATE" "no $cfg: run 'make build' first"; exit 2; }
 	checkout "$CHECK_BASE"
 	say "preparing $CHECK_OBJ at base with build/obj's config" >&2
 	mkdir -p "$CHECK_OBJ" && cp "$cfg" "$CHECK_OBJ/.config" && cp "$cfg" "$CHECK_OBJ/.config.source"
 	(cd "$CHECK_OBJ" && "$CHECK_TREE/scripts/kconfig/merge_config.sh" -m -O "$CHECK_OBJ" .config \
 		"$TOP/configs/kunit.config") >"$CHECK_OBJ/merge.log" 2>&1 ||
-		{ echo "FAIL $GATE: merging configs/kunit.config failed; see $CHECK_OBJ/merge.log"; exit 2; }
+		{ result ERROR "$GATE" "merging configs/kunit.config failed; see $CHECK_OBJ/merge.log"; exit 2; }
 	# What objs_diag configures each commit from (before olddefconfig drops
 	# the options that the base does not have yet).
 	cp "$CHECK_OBJ/.config" "$CHECK_OBJ/.config.project"
 	# shellcheck disable=SC2015 # either step failing is the failure
 	kmake olddefconfig >/dev/null &&
 		watch_kmake "$CHECK_OBJ" "$CHECK_OBJ/build.log" "preparing the base" "" -j"$(nproc)" prepare >&2 ||
-		{ tail -20 "$CHECK_OBJ/build.log"; echo "FAIL $GATE: base does not prepare in $CHECK_OBJ"; exit 2; }
+		{ tail -20 "$CHECK_OBJ/build.log"; result ERROR "$GATE" "base does not prepare in $CHECK_OBJ"; exit 2; }
 	touch "$CHECK_OBJ/.prepared"
 }
 
@@ -96,7 +97,7 @@ compare() {
 	fi
 	new_findings "$WORK/base" "$WORK/head" >"$WORK/new"
 	if [ -s "$WORK/broken" ]; then
-		sed 's/^/  /' "$WORK/broken"; echo "FAIL $GATE: the tool itself failed (see above)"; reproduce; exit 2
+		sed 's/^/  /' "$WORK/broken"; result ERROR "$GATE" "the tool itself failed (see above)"; reproduce; exit 2
 	fi
 }
 # Objects compiled at HEAD (by every objs_diag call, configs' variants summed).
@@ -105,7 +106,7 @@ checked() { awk '{ n += $1 } END { print n + 0 }' "$WORK/checked" 2>/dev/null ||
 # that is a failure to say so, not a pass.
 need_objs() {
 	[ -z "$(touched_objs "$CHECK_HEAD")" ] || return 0
-	echo "FAIL $GATE: the series touches no kernel .c file, nothing to compile (GATES= without $GATE for such a series)"
+	result FAIL "$GATE" "the series touches no kernel .c file, nothing to compile (GATES= without $GATE for such a series)"
 	exit 1
 }
 
@@ -233,8 +234,8 @@ verdict() {
 	n=$(grep -c . "$new" || true)
 	cat "$new"
 	echo "$GATE: $n new finding(s); $what"
-	if [ "$n" = 0 ]; then echo "PASS $GATE"; exit 0; fi
-	echo "FAIL $GATE: $n new finding(s)"
+	if [ "$n" = 0 ]; then result PASS "$GATE"; exit 0; fi
+	result FAIL "$GATE" "$n new finding(s)"
 	reproduce
 	exit 1
 }
@@ -242,5 +243,5 @@ verdict() {
 # No gate passes on nothing: an empty series is a mistake (a wrong base
 # or head), never a clean one.
 if [ -z "$(series)" ]; then
-	echo "FAIL $GATE: empty series ($(git -C "$CHECK_TREE" log -1 --format=%h "$CHECK_BASE")..$(git -C "$CHECK_TREE" log -1 --format=%h "$CHECK_HEAD") has no patch), nothing checked"; exit 1
+	result FAIL "$GATE" "empty series ($(git -C "$CHECK_TREE" log -1 --format=%h "$CHECK_BASE")..$(git -C "$CHECK_TREE" log -1 --format=%h "$CHECK_HEAD") has no patch), nothing checked"; exit 1
 fi

@@ -38,6 +38,8 @@ STABLE_TREE=$BUILD/stable STABLE_STOCK=$BUILD/stable-stock
 # shellcheck disable=SC2034 # for the scripts that source this
 STABLE_OBJ=$BUILD/obj-stable STABLE_STOCK_OBJ=$BUILD/obj-stable-stock
 
+# shellcheck source=scripts/result.sh
+. "$TOP/scripts/result.sh"
 say() { printf '[%s %4ss] %s\n' "${0##*/}" "$(( $(date +%s) - T0 ))" "$*"; }
 die() { printf '%s: error: %s\n' "${0##*/}" "$*" >&2; exit 1; }
 

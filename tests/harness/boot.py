@@ -1,12 +1,13 @@
-"""Boot a kernel in QEMU, run guest tests (tests/guest/NAME.sh), print
-one line per result of the guest's KTAP. Exit status 0 only if the guest
-finished (VMFORK-DONE, powered off, no kernel bug on its console) and
-every test it ran passed.
+"""Boot a kernel in QEMU, run guest tests (tests/guest/NAME.sh), report
+one result per result of the guest's KTAP, named by its guest script
+(smoke/vmgenid-bound). Exit status 0 only if the guest finished
+(VMFORK-DONE, powered off, no kernel bug on its console) and every test
+it ran passed.
 """
 import os
 import time
 
-from . import console, qemu
+from . import qemu, result
 
 
 def add_args(p):
@@ -21,10 +22,9 @@ def add_args(p):
                    help="one more QEMU argument (repeat for more)")
 
 
-def run(tests, obj=None, initrd=None, timeout=180, log=None, guid="auto", append="", extra=(),
-        show=True):
-    """Boot once and print what happened (show: the guest's results too);
-    return (finished, results)."""
+def run(tests, obj=None, initrd=None, timeout=180, log=None, guid="auto", append="", extra=()):
+    """Boot once and say how it went; return (finished, the guest's
+    results, why it did not finish). The caller reports the results."""
     kernel, initrd, accel = qemu.guest_files(obj, initrd)
     os.makedirs(os.path.dirname(log), exist_ok=True)
     t0 = time.monotonic()
@@ -35,18 +35,23 @@ def run(tests, obj=None, initrd=None, timeout=180, log=None, guid="auto", append
                                  append=append, extra=extra)
     # The parsed results beside the log: what scripts/report reads.
     with open(log + ".results", "w") as f:
-        f.writelines(console.fmt(r) + "\n" for r in results)
-    for r in results if show else ():
-        print(console.fmt(r))
+        f.writelines(r.line() + "\n" for r in results)
     print("[boot] %s in %.1fs, console log %s" %
           ("guest finished" if ok else "guest FAILED", time.monotonic() - t0, log))
     if not ok:
-        # Shown: a FAIL of its own; else the caller reports the failure.
-        print(("FAIL boot: " if show else "[boot] ") + why)
+        print("[boot] " + why)
         print(qemu.tail(log))
-    return ok, results
+    return ok, results, why
+
+
+def verdicts(ok, results, why):
+    """The guest's results, and a FAIL 'boot' if it did not finish or
+    reported nothing."""
+    if not ok:
+        return results + [result.verdict("boot", False, why)]
+    return results or [result.verdict("boot", False, "the guest reported no result")]
 
 
 def main(a):
-    ok, results = run(a.tests, a.obj, a.initrd, a.timeout, a.log, a.guid, a.append, a.qemu)
-    return 0 if ok and results and all(r.status != "FAIL" for r in results) else 1
+    return result.report(verdicts(*run(a.tests, a.obj, a.initrd, a.timeout, a.log, a.guid,
+                                       a.append, a.qemu)))

@@ -1,14 +1,15 @@
 """tests/vmtest: one command per QEMU test or benchmark.
 
-Tests print one 'PASS name' or 'FAIL name: why' line per check and exit
-non-zero if any failed; benchmarks print tables. Every guest runs in QEMU
+Tests report one result per check (harness/result.py: 'PASS name',
+'FAIL name: why', 'ERROR name: why' where the harness could not judge)
+and exit non-zero if any did not pass; benchmarks print tables. Every guest runs in QEMU
 (KVM if a short probe boot works, else TCG; each run says which).
 """
 import argparse
 import importlib
 import sys
 
-from . import fleet, qemu
+from . import fleet, qemu, result
 
 # name, module, what it does
 COMMANDS = (
@@ -80,9 +81,12 @@ def main(argv=None):
         name = getattr(a, "test_name", None) or getattr(a.command, "NAME", a.cmd)
         if getattr(a.command, "BENCHMARK", False):
             print("%s: error: %s" % (name, e), file=sys.stderr)
-        else:
-            print("FAIL %s: %s" % (name, e))
-        return 1
+            return 1
+        # A guest that died or hung may be the kernel's fault: FAIL. A dead
+        # QMP socket, a missing file or tool is the harness's: ERROR.
+        if isinstance(e, (fleet.GuestError, TimeoutError)):
+            return result.report([result.verdict(name, False, str(e))])
+        return result.report([result.error(name, "%s: %s" % (type(e).__name__, e))])
     except KeyboardInterrupt:
         return 130
 

@@ -16,7 +16,7 @@ the result's name, base-forks-under-load.
 import os
 import time
 
-from . import console, fleet
+from . import console, fleet, result
 
 FORKS, WAIT = 3, 30.0
 
@@ -49,12 +49,11 @@ def main(a):
     with fleet.Fleet(tag="conc") as fl:
         src = fl.boot("src")
         if "SETUP ok" not in " ".join(src.run("wgpair setup")):
-            print("FAIL base-forks-under-load: wgpair setup failed")
-            return 1
+            return result.report([result.verdict("base-forks-under-load", False, "wgpair setup failed")])
         started = " ".join(src.run("busy start"))
         if "STARTED" not in started or flowing(src, 10) is None:
-            print("FAIL base-forks-under-load: load or tunnel traffic did not start: " + started)
-            return 1
+            return result.report([result.verdict("base-forks-under-load", False,
+                                                 "load or tunnel traffic did not start: " + started)])
         hs = int(src.value("wgpair hs", "HS"))
         time.sleep(1.1)  # a new handshake lands in a later second
         snap = src.snapshot(fl.snapfile("c0"))
@@ -97,4 +96,4 @@ def main(a):
             fl.keep = True
     print("[concurrency] %d forks under load in %.0fs, %s; %s" %
           (a.forks, time.monotonic() - t0, fl.accel, ", ".join(notes)))
-    return console.report([console.verdict("base-forks-under-load", not why, "; ".join(why))])
+    return result.report([result.verdict("base-forks-under-load", not why, "; ".join(why))])

@@ -8,10 +8,8 @@ tests look for come from tests/guest/messages.sh, which the guest uses too.
 """
 import os
 import re
-from collections import namedtuple
 
-# A leaf result; status is PASS, FAIL or SKIP; path is its parents' names.
-Result = namedtuple("Result", "status name detail path")
+from .result import Result, Status
 
 # The kernel's messages, shared with the guest scripts that grep dmesg.
 with open(os.path.join(os.path.dirname(__file__), "..", "guest", "messages.sh")) as _f:
@@ -51,15 +49,16 @@ class Test:
         out = []
         for t in self.subtests:
             if not t.document:
-                out.append(Result(t.status, t.name, t.detail, path))
+                out.append(Result(Status(t.status), t.name, t.detail, path))
                 continue
             mine = t.leaves(path + (t.name,))
             if not t.subtests and not t.errors:
-                mine.append(Result("FAIL", t.name, t.detail or "no results", path))
+                mine.append(Result(Status.FAIL, t.name, t.detail or "no results", path))
             elif t.status == "FAIL" and all(r.status != "FAIL" for r in mine):
-                mine.append(Result("FAIL", t.name, t.detail or "failed", path))
+                mine.append(Result(Status.FAIL, t.name, t.detail or "failed", path))
             out += mine
-        out += [Result("FAIL", self.name or "ktap", e, path) for e in self.errors]
+        # A test's own errors sit beside its results, named by the test.
+        out += [Result(Status.FAIL, self.name or "ktap", e, path[:-1]) for e in self.errors]
         return out
 
     def find(self, name):
@@ -159,33 +158,6 @@ def results(text):
     for doc in parse(text).subtests:
         out += doc.leaves()
     return out
-
-
-def host_results(text):
-    """The PASS/FAIL/SKIP lines that host-side phases print, as Results."""
-    out = []
-    for line in text.splitlines():
-        m = re.match(r"^(PASS|FAIL|SKIP) ([^\s:]+):? ?(.*)$", line)
-        if m:
-            out.append(Result(m.group(1), m.group(2), m.group(3), ()))
-    return out
-
-
-def fmt(r):
-    """A result as the harness prints it: 'PASS name' or 'FAIL name: why'."""
-    return "%s %s%s" % (r.status, r.name, (": " + r.detail) if r.detail else "")
-
-
-def verdict(name, ok, why=""):
-    """One check's Result: PASS or FAIL, and what it saw either way."""
-    return Result("PASS" if ok else "FAIL", name, why, ())
-
-
-def report(res):
-    """Print Results one per line; 1 if any failed, else 0 (an exit status)."""
-    for r in res:
-        print(fmt(r), flush=True)
-    return 1 if any(r.status != "PASS" for r in res) else 0
 
 
 def splats(text):

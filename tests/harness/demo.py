@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 import time
 
-from . import fleet, qemu
+from . import fleet, qemu, result
 
 NAME, BENCHMARK = "fork-demo", True  # it shows; --deep-path judges
 DEEP = "a-checkout-directory-whose-name-is-long/and-nested-a-few-levels/further-down-here"
@@ -27,25 +27,24 @@ def deep_path(a):
         os.makedirs(os.path.dirname(d))
         os.symlink(qemu.TOP, d)
         if len(d) < 100:
-            print("FAIL fork-demo-deep-path: %s is only %d characters" % (d, len(d)))
-            return 1
+            return result.report([result.error("fork-demo-deep-path", "%s is only %d characters" % (d, len(d)))])
         opts = ["--obj", a.obj] + (["--accel", a.accel] if a.accel else []) + \
             (["--keep-logs"] if a.keep_logs else [])
+        # The demo judged here is not a result of the phase: no result file.
+        env = {k: v for k, v in os.environ.items() if k != result.ENV}
         p = subprocess.run(["tests/vmtest", "fork-demo"] + opts, cwd=d, capture_output=True, text=True,
-                           env=dict(os.environ, BUILD=os.path.join(d, "build")))
+                           env=dict(env, BUILD=os.path.join(d, "build")))
         out = p.stdout + p.stderr
     print(out, end="")
-    ok, line = deep_path_verdict(len(d), p.returncode, out)
-    print(line)
-    return 0 if ok else 1
+    return result.report([deep_path_verdict(len(d), p.returncode, out)])
 
 
 def deep_path_verdict(length, rc, out):
-    """(ok, its PASS/FAIL line): the demo, run from a path of length
-    characters, exited rc and printed out. Pure: unit-tested."""
+    """The Result of the demo, run from a path of length characters, that
+    exited rc and printed out. Pure: unit-tested."""
     if rc == 0 and "\nfork-demo: PASS" in "\n" + out:
-        return True, "PASS fork-demo-deep-path (%d-character checkout path)" % length
-    return False, "FAIL fork-demo-deep-path: exit %d from a %d-character path" % (rc, length)
+        return result.verdict("fork-demo-deep-path", True, "%d-character checkout path" % length)
+    return result.verdict("fork-demo-deep-path", False, "exit %d from a %d-character path" % (rc, length))
 
 
 def pair(fl, snap, guid, label):

@@ -20,7 +20,7 @@ claim it.
 """
 import time
 
-from . import console, fleet, qemu
+from . import console, fleet, qemu, result
 
 APPEND = "random.trust_cpu=off random.trust_bootloader=off"
 NREC = 4
@@ -137,4 +137,4 @@ def main(a):
         tries = fleet.retry("early", TRIES, attempt, lambda r: r[1] == NREC,
                             lambda r: "new GUIDs %d of %d records alike" % (r[0], NREC))
         src.quit()
-    return console.report([console.verdict(*r) for r in verdicts(name, tries, repeats)])
+    return result.report([result.verdict(*r) for r in verdicts(name, tries, repeats)])

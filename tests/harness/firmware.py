@@ -22,7 +22,7 @@ import re
 import shutil
 import subprocess
 
-from . import boot, console, qemu
+from . import boot, console, qemu, result
 
 FW = os.path.join(qemu.TOP, "tests", "firmware")
 # An ID (not all zeroes) where addr-ram.asl says it is.
@@ -88,8 +88,7 @@ def main(a):
     out = os.path.join(qemu.BUILD, "firmware")
     os.makedirs(out, exist_ok=True)
     if not shutil.which("iasl"):
-        print("FAIL firmware: iasl missing (make deps: acpica-tools)")
-        return 1
+        return result.report([result.error("firmware", "iasl missing (make deps: acpica-tools)")])
     rc = 0
     for name, how, expect, bound, *more in CASES:
         append, extra = (more + ["", []])[:2] if more else ("", [])
@@ -101,28 +100,23 @@ def main(a):
                                 os.path.join(FW, asl + ".asl")], capture_output=True, text=True)
             if p.returncode:
                 err = [l for l in (p.stdout + p.stderr).splitlines() if "rror" in l]
-                print("FAIL firmware-%s: iasl: %s" % (name, (err or ["exit %d" % p.returncode])[0]))
-                rc = 1
+                rc |= result.report([result.error("firmware-" + name, "iasl: %s" % (
+                    err or ["exit %d" % p.returncode])[0])])
                 continue
             extra = ["-acpitable", "file=%s.aml" % os.path.join(out, name)] + extra
         else:
             guid = how.partition("=")[2]
         shown = io.StringIO()
         with contextlib.redirect_stdout(shown):
-            ok, results = boot.run("firmware", a.obj, timeout=120, log=log, guid=guid,
-                                   append=append, extra=extra)
+            ok, results, why = boot.run("firmware", a.obj, timeout=120, log=log, guid=guid,
+                                        append=append, extra=extra)
         with open(os.path.join(out, name + ".out"), "w") as f:
             f.write(shown.getvalue())
-        bad = [console.fmt(r) for r in results if r.status != "PASS"]
-        if not ok or bad or not results:
-            first = [l for l in shown.getvalue().splitlines() if l.startswith("FAIL")]
-            print("FAIL firmware-%s: %s; log %s" % (name, (first + bad + ["no result"])[0], log))
-            rc = 1
+        bad = [r.line() for r in boot.verdicts(ok, results, why) if not r.ok]
+        if bad:
+            rc |= result.report([result.verdict("firmware-" + name, False, "%s; log %s" % (bad[0], log))])
             continue
         why, said = judge(name, expect, bound, console.read(log))
-        if why:
-            print("FAIL firmware-%s: %s; log %s" % (name, why, log))
-            rc = 1
-        else:
-            print("PASS firmware-%s: %s, bound: %s, RNG works" % (name, said, "yes" if bound else "no"))
+        rc |= result.report([result.verdict("firmware-" + name, not why, "%s; log %s" % (why, log) if why else
+                                            "%s, bound: %s, RNG works" % (said, "yes" if bound else "no"))])
     return rc

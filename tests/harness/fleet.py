@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 
-from . import console, qemu, vmclock_page
+from . import console, qemu, result, vmclock_page
 
 
 class GuestError(Exception):
@@ -352,8 +352,9 @@ class Fleet:
         for g in self.guests:
             g.quit()
         for g in self.guests if self.splats else ():
-            for line in console.splats(console.read(g.console))[:3]:
-                print("FAIL console-clean: %s: %s" % (g.name, line), flush=True)
+            bad = console.splats(console.read(g.console))
+            if bad:
+                result.report([result.verdict(g.name, False, " | ".join(bad[:3]), ("console-clean",))])
                 self.keep = True
         for f in self.files:
             if os.path.exists(f):

@@ -24,7 +24,7 @@ import itertools
 import sys
 import time
 
-from . import console, fleet, qemu
+from . import fleet, qemu, result
 
 IFACES = ("getrandom", "urandom", "vdso")
 NREC = 6  # per clone, interfaces in turn (--records)
@@ -293,4 +293,4 @@ def main(a):
     elif a.kernel != "patched":
         out = [(a.kernel + "-" + n, why) for n, why in out]
     print("[fork] %d tests in %.1fs" % (len(out), time.monotonic() - t0))
-    return console.report([console.verdict(name, not why, "; ".join(why)) for name, why in out])
+    return result.report([result.verdict(name, not why, "; ".join(why)) for name, why in out])

@@ -22,7 +22,7 @@ count can be non-zero there).
 import random
 import time
 
-from . import console, fleet, qemu
+from . import fleet, qemu, result
 
 NAME = "fork-count-cases"
 # case, fresh GUID, counter bumped, forks it must count
@@ -117,16 +117,16 @@ def main(a):
     for case, w in want.items():
         c0, n, lines = got[case]
         bad = problems(w, lines, c0, n)
-        out.append(console.verdict("%s-%s" % (NAME, case), not bad, "; ".join(bad) or
+        out.append(result.verdict("%s-%s" % (NAME, case), not bad, "; ".join(bad) or
                                    "fork_events %d -> %d, %d reseed line(s)" % (c0, n, lines)))
     t1 = time.monotonic()
     got, _ = run("stock", STOCK)
     bad = ["%s: %s" % (case, "; ".join(problems(w, got[case][2], counted=False)))
            for case, w in STOCK.items() if problems(w, got[case][2], counted=False)]
     bad += ["%s: fork_events %s on stock" % (c, got[c][1]) for c in STOCK if got[c][1] is not None]
-    out.append(console.verdict(NAME + "-stock", not bad, "; ".join(bad) or
+    out.append(result.verdict(NAME + "-stock", not bad, "; ".join(bad) or
                                "reseed lines: counter-only 0, vmclock-only 0 (its RNG ignores "
                                "vmclock's counter), new GUID 1; no fork_events"))
     print("[%s] patched %.0fs, stock %.0fs (%s)" % (NAME, t1 - t0, time.monotonic() - t1, accel),
           flush=True)
-    return console.report(out)
+    return result.report(out)

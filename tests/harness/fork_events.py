@@ -16,7 +16,7 @@ its next use: the same checks, test names fork-events-vmclock-*.
 import re
 import statistics
 
-from . import console, fleet, qemu
+from . import fleet, qemu, result
 
 POLLERS = 64
 # The pollers' own timeout is long: a restored guest's clock may jump by
@@ -119,15 +119,13 @@ def main(opts):
     with fleet.Fleet(tag="fe", devices=opts.devices) as fl:
         src = fl.boot("src")
         if src.value("fepoll count", "COUNT") == "missing":
-            print("FAIL %s: no /proc/sys/kernel/random/fork_events in this kernel" % pre)
-            return 1
+            return result.report([result.verdict(pre, False, "no /proc/sys/kernel/random/fork_events in this kernel")])
         ready = src.run("fepoll start %d %d" % (opts.pollers, BOUND_MS))
         snap = src.snapshot(fl.snapfile("src"))
         guid = src.guid()
         src.quit()
         if not any(l.startswith("# ready") for l in ready):
-            print("FAIL %s-wake: pollers never started: %s" % (pre, " | ".join(ready)))
-            return 1
+            return result.report([result.verdict(pre + "-wake", False, "pollers never started: " + " | ".join(ready))])
         got = {}
         got["fresh"], snap_a = restore(fl, opts, "fresh", snap, "auto", then_start=True)
         got["same"], _ = restore(fl, opts, "same", snap, guid)
@@ -140,4 +138,4 @@ def main(opts):
         print("[%s] reseed line -> pollers returned: median %.1f ms, max %.1f ms "
               "over %d restores (printk clock, %s)" % (pre, statistics.median(lat), max(lat),
                                                        len(lat), fl.accel))
-    return console.report([console.verdict(*r) for r in out])
+    return result.report([result.verdict(*r) for r in out])

@@ -8,7 +8,7 @@ fewer; a SKIP fails, since the feature exists on the patched kernel.
 """
 import os
 
-from . import console, qemu
+from . import console, qemu, result
 
 SUITE = "random_vmfork"
 # Pinned: a case dropped or renamed in the series fails here, not silently.
@@ -36,38 +36,29 @@ def cases(log, parse_only=False, timeout=300):
 
 
 def judge(label, ok, suite, log):
-    """(PASS/FAIL lines, failed) for one boot's suite."""
+    """The Results of one boot's suite."""
+    name = "kunit-" + label
     if not ok:
-        return ["FAIL kunit-%s: the kernel did not finish cleanly (exit, timeout or a splat); log %s" % (label, log)], True
+        return [result.verdict(name, False, "the kernel did not finish cleanly (exit, timeout or a splat); log " + log)]
     if suite is None:
-        return ["FAIL kunit-%s: suite %s did not run (CONFIG_RANDOM_VMFORK_KUNIT_TEST?); log %s"
-                % (label, SUITE, log)], True
-    lines, bad = [], False
+        return [result.verdict(name, False, "suite %s did not run (CONFIG_RANDOM_VMFORK_KUNIT_TEST?); log %s"
+                               % (SUITE, log))]
+    out = []
     got = [t.name for t in suite.subtests]
     if tuple(got) != CASES:
-        lines.append("FAIL kunit-%s-cases: ran %s, want %s; log %s" % (label, got, list(CASES), log))
-        bad = True
+        out.append(result.verdict(name + "-cases", False, "ran %s, want %s; log %s" % (got, list(CASES), log)))
     for t in suite.subtests:
-        if t.status == "PASS":
-            lines.append("PASS kunit-%s-%s" % (label, t.name))
-        else:
-            lines.append("FAIL kunit-%s-%s: %s %s; see %s" % (label, t.name, t.status, t.detail, log))
-            bad = True
-    for e in suite.errors:
-        lines.append("FAIL kunit-%s: %s (crash or hang mid-suite?); log %s" % (label, e, log))
-        bad = True
-    if not bad and suite.status != "PASS":
-        lines.append("FAIL kunit-%s: the suite's result is %s; log %s" % (label, suite.status, log))
-        bad = True
-    return lines, bad
+        out.append(result.verdict("%s-%s" % (name, t.name), t.status == "PASS",
+                                  "" if t.status == "PASS" else "%s %s; see %s" % (t.status, t.detail, log)))
+    if suite.errors:
+        out.append(result.verdict(name, False, "%s (crash or hang mid-suite?); log %s" % ("; ".join(suite.errors), log)))
+    elif all(r.ok for r in out) and suite.status != "PASS":
+        out.append(result.verdict(name, False, "the suite's result is %s; log %s" % (suite.status, log)))
+    return out
 
 
 def main(a):
     if a.parse:
-        lines, bad = judge("parsed", *cases(a.parse, True), a.parse)
-        print("\n".join(lines))
-        return 1 if bad else 0
+        return result.report(judge("parsed", *cases(a.parse, True), a.parse))
     log = os.path.join(qemu.BUILD, "logs", "kunit-uml.log")
-    lines, bad = judge("uml", *cases(log), log)
-    print("\n".join(lines), flush=True)
-    return 1 if bad else 0
+    return result.report(judge("uml", *cases(log), log))

@@ -24,7 +24,7 @@ the controls the saved value.
 import os
 import time
 
-from . import console, fleet, qemu
+from . import fleet, qemu, result
 
 IFACES = ("getrandom", "urandom")
 PAGE = 4096
@@ -174,7 +174,7 @@ def main(a):
         out.append((name + "-cut", not done, "reads that ended before the snapshot: %s; want none"
                     % (" | ".join(done) or "none")))
         if done:
-            return console.report([console.verdict(*r) for r in out])
+            return result.report([result.verdict(*r) for r in out])
         got = fl.pairs(snap, guid, tails)
     for iface in IFACES:
         out += judge("%s-%s" % (name, iface), cuts[iface],
@@ -183,4 +183,4 @@ def main(a):
         name, mib, "/".join(str(cuts[i]) for i in IFACES), bufs[IFACES[0]][1],
         time.monotonic() - t0, fl.accel,
         ", ".join("%s %s" % (n, "/".join(got[n][i][1] for i in IFACES)) for n in sorted(got))))
-    return console.report([console.verdict(*r) for r in out])
+    return result.report([result.verdict(*r) for r in out])

@@ -1,15 +1,21 @@
 """make test: run every phase of PHASES in order and end with
 'N passed, N failed'.
 
-Each phase is one command; it prints 'PASS name' / 'FAIL name: why' lines
-(console.host_results) and progress lines in brackets, which are shown as
-they come. Everything a phase printed, its exit status and a one-line
-summary are kept in build/results/PHASE/{log,rc,summary} (make test-debug:
-build/results-debug/): a failed run can
-be read after the fact, and the final line is the sum of the summaries.
-A phase that exits non-zero without a FAIL line, or that prints a SKIP
-(every phase runs where its feature must exist), counts as a failure.
+Each phase is one command. Its results reach the runner through one
+channel, the result file the runner names in VMFORK_RESULTS
+(harness/result.py, scripts/result.sh), never by reading its output back;
+its result lines and progress lines in brackets are shown as they come.
+Everything a phase printed, its results, its exit status and a one-line
+summary are kept in build/results/PHASE/{log,results,rc,summary} (make
+test-debug: build/results-debug/), every result of the run, named
+PHASE/NAME, in build/results/results: a failed run can be read after the
+fact, and the final line is the sum of the summaries. A phase that exits
+non-zero without a failed result, that reports a SKIP (every phase runs
+where its feature must exist) or an ERROR, that reports one name twice,
+or whose printed results and recorded ones differ in number (a result
+printed past report()) counts as a failure.
 """
+import dataclasses
 import os
 import queue
 import re
@@ -20,7 +26,7 @@ import sys
 import threading
 import time
 
-from . import console, qemu
+from . import qemu, result
 
 # The pipeline, declared once: tests/run-debug, the README's phase table
 # and tests/vmtest unit are checked against it. Flags: '&' runs in the
@@ -128,7 +134,7 @@ LIMITS = {"setup": 1800, "tree": 1200, "build": 2400, "build-stock": 2400, "buil
           "window-vmclock": 1500, "vdso-only-vmgenid": 1500, "vdso-call-vmgenid": 1500,
           "window-revert": 1500,
           "initramfs": 1200, "gates": 2400, "gate-fixtures": 1200}
-SHOWN = re.compile(r"^(PASS|FAIL|SKIP) |^\[|error")
+SHOWN = re.compile(r"^(PASS|FAIL|SKIP|ERROR) |^\[|error")
 HEARTBEAT = 30
 
 
@@ -175,6 +181,7 @@ class Runner:
         self.results, self.slow = results, slow
         self.lock = threading.Lock()
         self.counts = {}  # phase: (passed, failed), as its summary says
+        self.all = []  # every phase's results, named PHASE/NAME
 
     def say(self, line, buf=None):
         if buf is not None:
@@ -198,11 +205,12 @@ class Runner:
         os.makedirs(d)
         t0 = time.monotonic()
         lines, last = queue.Queue(), [time.monotonic(), ""]
+        rfile = os.path.join(d, "results")
         with open(os.path.join(d, "log"), "w") as log:
             try:
                 p = subprocess.Popen(cmd.split(), cwd=qemu.TOP, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True, errors="replace",
-                                     start_new_session=True)
+                                     start_new_session=True, env=dict(os.environ, **{result.ENV: rfile}))
             except OSError as e:
                 p = None
                 log.write("%s\n" % e)
@@ -233,33 +241,54 @@ class Runner:
                     self.say("[phase %s: %.0fs, running: %s]" % (name, time.monotonic() - t0, last[1][:100]))
                     last[0] = time.monotonic()
             rc = p.wait() if p else 127
-        text = console.read(os.path.join(d, "log"))
-        res = console.host_results(text)
-        n = {s: sum(r.status == s for r in res) for s in ("PASS", "FAIL", "SKIP")}
-        extra = []
-        if killed:
-            extra.append("FAIL %s: killed after its limit of %ds (pipeline.LIMITS)" % (name, limit))
-        if n["SKIP"]:
-            extra.append("FAIL %s: %d test(s) skipped where the feature must exist" % (name, n["SKIP"]))
-        if rc and not n["FAIL"] and not n["SKIP"] and not killed:
-            extra += ["    " + l for l in text.splitlines()[-15:]]
-            extra.append("FAIL %s: exit status %d" % (name, rc) if p else
-                         "FAIL %s: %s does not exist" % (name, cmd.split()[0]))
-        elif not rc and not res and not killed:
-            extra.append("PASS " + name)
+        with open(os.path.join(d, "log"), errors="replace") as f:
+            text = f.read()
+        res = result.load(rfile)
+        extra, shown = judge(name, cmd, rc if p else None, killed and limit, res, result.printed(text))
+        if rc and p and not killed and all(r.ok for r in res):
+            shown = ["    " + l for l in text.splitlines()[-15:]] + shown  # what it said before it failed
+        result.write(extra, rfile)
         with open(os.path.join(d, "log"), "a") as log:
-            log.writelines(l + "\n" for l in extra)
-        for line in extra:
+            log.writelines(l + "\n" for l in shown)
+        for line in shown:
             self.say(line, buf)
-        passed = n["PASS"] + sum(l.startswith("PASS ") for l in extra)
-        failed = n["FAIL"] + sum(l.startswith("FAIL ") for l in extra)
+        res += extra
+        passed = sum(r.status == result.Status.PASS for r in res)
+        failed = sum(r.status in (result.Status.FAIL, result.Status.ERROR) for r in res)
         secs = time.monotonic() - t0
         with open(os.path.join(d, "rc"), "w") as f:
             f.write("%d\n" % rc)
         with open(os.path.join(d, "summary"), "w") as f:
             f.write("%s: %d passed, %d failed, %.0fs\n" % (name, passed, failed, secs))
         self.counts[name] = passed, failed
+        self.all += [dataclasses.replace(r, path=(name,) + r.path) for r in res]
         self.say("[phase %s: %.0fs]" % (name, secs), buf)
+
+
+def judge(name, cmd, rc, killed, res, printed):
+    """The runner's own results for a phase that exited rc (None: it never
+    started), was killed after killed seconds (or not: 0), recorded res and
+    printed that many result lines; and the lines that show them."""
+    n = {s: sum(r.status == s for r in res) for s in result.Status}
+    extra = []
+    if killed:
+        extra.append(result.verdict(name, False, "killed after its limit of %ds (pipeline.LIMITS)" % killed))
+    if n[result.Status.SKIP]:
+        extra.append(result.verdict(name, False, "%d test(s) skipped where the feature must exist"
+                                    % n[result.Status.SKIP]))
+    dup = result.duplicates(res)
+    if dup:
+        extra.append(result.error(name + "-names", "reported twice: " + " ".join(dup[:5])))
+    if printed != len(res):
+        extra.append(result.error(name + "-channel", "%d result line(s) printed, %d recorded in its "
+                                  "result file (harness/result.py)" % (printed, len(res))))
+    if rc is None:
+        extra.append(result.error(name, "%s does not exist" % cmd.split()[0]))
+    elif rc and not killed and not any(r.status != result.Status.PASS for r in res + extra):
+        extra.append(result.verdict(name, False, "exit status %d" % rc))
+    elif not rc and not res and not extra:
+        extra.append(result.verdict(name, True))
+    return extra, [r.line() for r in extra]
 
 
 def main(a):
@@ -310,10 +339,17 @@ def main(a):
     for name in [n for n, _, _ in phases if n != "join"]:
         if name not in run.counts:
             # The runner itself failed there (a full disk, say): never a silent pass.
-            print("FAIL %s: the phase left no summary in %s" % (name, os.path.join(results, name)))
+            r = result.error(name, "the phase left no summary in %s" % os.path.join(results, name))
+            print(r.line())
+            run.all.append(r)
             failed += 1
             continue
         passed, failed = passed + run.counts[name][0], failed + run.counts[name][1]
+    with open(os.path.join(results, "results"), "w") as f:
+        f.writelines(r.record() for r in run.all)
+    errors = sum(r.status == result.Status.ERROR for r in run.all)
+    if errors:
+        print("[%d of the failures are ERRORs: the harness or a tool could not judge]" % errors)
     summary = "%d passed, %d failed" % (passed, failed)
     with open(os.path.join(results, "summary"), "w") as f:
         f.write(summary + "\n")

@@ -4,7 +4,7 @@ whose tests report in KTAP is one line here, not a script.
 """
 import os
 
-from . import boot, qemu
+from . import boot, qemu, result
 
 # name: kernel ("stock": the base kernel), guest tests, console log, more
 # QEMU arguments, and optionally a result that must be a SKIP whose
@@ -34,16 +34,19 @@ def add_args(p):
 def main(a):
     prof = PROFILES[a.profile]
     obj = qemu.STOCK_OBJ if prof.get("kernel") == "stock" else a.obj
-    # An expected SKIP is reported by its own PASS line, not shown as a SKIP.
-    ok, results = boot.run(prof["run"], obj, log=os.path.join(qemu.BUILD, "logs", prof["log"]),
-                           extra=prof.get("qemu", ()), show="skip" not in prof)
+    ok, results, why = boot.run(prof["run"], obj, log=os.path.join(qemu.BUILD, "logs", prof["log"]),
+                                extra=prof.get("qemu", ()))
     if "skip" not in prof:
-        return 0 if ok and results and all(r.status != "FAIL" for r in results) else 1
+        return result.report(boot.verdicts(ok, results, why))
+    # The expected SKIP is reported by its own PASS line, not as a SKIP:
+    # the others are shown for the log only.
     name, words, line = prof["skip"]
+    for r in results:
+        print("[guest] " + r.line())
     got = [r for r in results if r.name == name]
-    if ok and got and got[0].status == "SKIP" and words in got[0].detail:
-        print("PASS " + line)
-        return 0
-    print("FAIL %s: expected %s to SKIP (%s) on the %s kernel, got %s" %
-          (line, name, words, prof.get("kernel", "patched"), got or "no result"))
-    return 1
+    if not ok:
+        return result.report([result.verdict(line, False, why)])
+    if got and got[0].status == "SKIP" and words in got[0].detail:
+        return result.report([result.verdict(line, True)])
+    return result.report([result.verdict(line, False, "expected %s to SKIP (%s) on the %s kernel, got %s" % (
+        name, words, prof.get("kernel", "patched"), got[0].line() if got else "no result"))])

@@ -32,7 +32,7 @@ check: records are asked after the reseed line there, as with --no-watch).
 """
 import time
 
-from . import console, fleet, qemu
+from . import console, fleet, qemu, result
 
 NREC = 3
 TRIES = 3
@@ -217,17 +217,15 @@ def main(a):
         # The splat is this test's finding, not a failure of the fleet.
         with fleet.Fleet(obj=obj, tag=a.test_name, splats=False) as fl:
             stock_oops(fl, fl.boot("src"), obj, a.test_name, out)
-        return console.report([console.verdict(*r) for r in out])
+        return result.report([result.verdict(*r) for r in out])
     mode = "reload" if a.module else "nowatch" if a.no_watch else "rebind"
     name = a.test_name = "rebind-stable" if a.kernel == "stable" else mode
     if name == "rebind-stable" and mode != "rebind":
-        print("FAIL %s: --module and --no-watch are for the patched kernel" % name)
-        return 1
+        return result.report([result.error(name, "--module and --no-watch are for the patched kernel")])
     up = MODES[mode][2]
     cfg = qemu.kernel_config(obj)
     if mode == "reload" and "CONFIG_VMGENID=m" not in cfg:
-        print("FAIL reload: %s has vmgenid built in: reload needs CONFIG_VMGENID=m" % obj)
-        return 1
+        return result.report([result.error("reload", "%s has vmgenid built in: reload needs CONFIG_VMGENID=m" % obj)])
     # Where the RNG has no check of its own, records are asked after the
     # notification's reseed line.
     notified = mode == "nowatch" or name == "rebind-stable"
@@ -263,4 +261,4 @@ def main(a):
                                 g["alike"][0], NREC, [g[n][1:] for n in ("fresh1", "fresh2")]))
         u.quit()
     out += fork_verdicts(name, up, tries)
-    return console.report([console.verdict(*r) for r in out])
+    return result.report([result.verdict(*r) for r in out])

@@ -13,7 +13,7 @@ import os
 import re
 import time
 
-from . import console, fleet
+from . import console, fleet, result
 
 STORM = 200
 TRIES = 3
@@ -96,8 +96,7 @@ def main(a):
     with fleet.Fleet(tag="storm") as fl:
         src = fl.boot("src")
         if "STARTED" not in " ".join(src.run("storm start")):
-            print("FAIL fork-storm: could not start the load")
-            return 1
+            return result.report([result.verdict("fork-storm", False, "could not start the load")])
         if 1 in sibs:
             src.run("storm pause")
         snap = src.snapshot(fl.snapfile("g0"))
@@ -133,4 +132,4 @@ def main(a):
         why.append("; ".join(dup[:3]))
     print("[storm] %d forks in %.0fs, poller woke %d times, %s" %
           (storm, time.monotonic() - t0, wakes, fl.accel))
-    return console.report([console.verdict("fork-storm", not why, "; ".join(why))])
+    return result.report([result.verdict("fork-storm", not why, "; ".join(why))])

@@ -14,7 +14,8 @@ import tempfile
 import unittest
 
 from . import bench_rng, busy, console, demo, early_crng, firmware, fleet, fork, fork_count, fork_events, \
-    kunit, long_read, pipeline, qemu, rebind, storm, vmclock_gen, vmclock_hold, vmclock_page, vmclock_unpriv, window
+    kunit, long_read, pipeline, qemu, rebind, result, storm, vmclock_gen, vmclock_hold, vmclock_page, \
+    vmclock_unpriv, window
 
 FIXTURES = os.path.join(qemu.TOP, "tests", "fixtures", "console")
 
@@ -26,7 +27,7 @@ def add_args(p):
 def parsed(path):
     """What the harness makes of a console log, one line per fact."""
     text = console.read(path)
-    out = [console.fmt(r) for r in console.results(text)]
+    out = [r.line() for r in console.results(text)]
     out += ["finished" if re.search("^" + console.DONE, text, re.M) else "not finished"]
     out += ["splat: " + l for l in console.splats(text)]
     return "\n".join(out) + "\n"
@@ -48,36 +49,49 @@ class ConsoleFixtures(unittest.TestCase):
         def judged(name):
             log = os.path.join(FIXTURES, name)
             return kunit.judge("t", True, console.parse(console.read(log)).find(kunit.SUITE), log)
-        lines, bad = judged("kunit-pass.log")
-        self.assertFalse(bad, lines)
-        self.assertEqual(len([l for l in lines if l.startswith("PASS ")]), len(kunit.CASES))
+        res = judged("kunit-pass.log")
+        self.assertTrue(all(r.ok for r in res), res)
+        self.assertEqual(len(res), len(kunit.CASES))
         for name in ("kunit-skip.log", "kunit-old.log"):
-            lines, bad = judged(name)
-            self.assertTrue(bad, name)
+            self.assertFalse(all(r.ok for r in judged(name)), name)
 
     def test_cut_short(self):
         """A guest that dies mid-script: its results so far, and a FAIL."""
         text = "KTAP version 1\n1..2\n  KTAP version 1\n  # Subtest: smoke\n  ok 1 a\n"
-        self.assertEqual([console.fmt(r) for r in console.results(text)],
-                         ["PASS a", "FAIL smoke: no result line: the output stopped mid-test",
+        self.assertEqual([r.line() for r in console.results(text)],
+                         ["PASS smoke/a", "FAIL smoke: no result line: the output stopped mid-test",
                           "FAIL ktap: 1 of 2 planned results reported"])
 
     def test_silent_or_failed_script(self):
         """A script that reports nothing, or fails with passing results, is a FAIL."""
         text = ("KTAP version 1\n1..2\n  KTAP version 1\n  # Subtest: quiet\nok 1 quiet\n"
                 "  KTAP version 1\n  # Subtest: smoke\n  ok 1 a\nnot ok 2 smoke # exit status 2\n")
-        self.assertEqual([console.fmt(r) for r in console.results(text)],
-                         ["FAIL quiet: no results", "PASS a", "FAIL smoke: exit status 2"])
+        self.assertEqual([r.line() for r in console.results(text)],
+                         ["FAIL quiet: no results", "PASS smoke/a", "FAIL smoke: exit status 2"])
 
     def test_skip_directive(self):
         text = "KTAP version 1\n1..2\nok 1 a # SKIP no device\nnot ok 2 b # skipped by hand\n"
-        self.assertEqual([console.fmt(r) for r in console.results(text)],
+        self.assertEqual([r.line() for r in console.results(text)],
                          ["SKIP a: no device", "FAIL b: skipped by hand"])
 
-    def test_host_lines(self):
-        text = "[x] progress\nPASS a\nFAIL b: why: more\nSKIP c: no\nPASSED d\n"
-        self.assertEqual([(r.status, r.name, r.detail) for r in console.host_results(text)],
-                         [("PASS", "a", ""), ("FAIL", "b", "why: more"), ("SKIP", "c", "no")])
+    def test_result_records(self):
+        """The result file's records: a round trip keeps status, path, name
+        and detail (a TAB or newline in it flattened); a line that is not a
+        record is an ERROR of its own, never skipped."""
+        rs = [result.Result(result.Status.FAIL, "b", "why:\tmore\n", ("smoke",)),
+              result.verdict("a", True), result.error("c", "no QMP")]
+        with tempfile.TemporaryDirectory() as d:
+            f = os.path.join(d, "results")
+            result.write(rs, f)
+            with open(f, "a") as out:
+                out.write("PASSED d\n")
+            got = result.load(f)
+        self.assertEqual([r.line() for r in got],
+                         ["FAIL smoke/b: why: more ", "PASS a", "ERROR c: no QMP", "ERROR result-file: "
+                          + f + ":4: not a result record: 'PASSED d\\n'"])
+        self.assertEqual(got[0].path, ("smoke",))
+        self.assertEqual(result.duplicates(rs + [result.verdict("b", True, path=("smoke",))]), ["smoke/b"])
+        self.assertEqual(result.printed("[x] PASS a\nPASS a\nFAIL b: why\nSKIP c\nERROR d: x\nPASSED e\n"), 4)
 
 
 class Judges(unittest.TestCase):
@@ -699,12 +713,12 @@ class Demo(unittest.TestCase):
     def test_demo_deep_path(self):
         passed = "[fork-demo] done in 9.3s\n" + demo.verdict([(0, 2, 3, 0)])[1] + "\n"
         failed = "[fork-demo] done in 9.3s\n" + demo.verdict([(1, 2, 3, 0)])[1] + "\n"
-        self.assertEqual(demo.deep_path_verdict(105, 0, passed),
-                         (True, "PASS fork-demo-deep-path (105-character checkout path)"))
-        self.assertEqual(demo.deep_path_verdict(105, 1, passed),
-                         (False, "FAIL fork-demo-deep-path: exit 1 from a 105-character path"))
-        self.assertFalse(demo.deep_path_verdict(105, 0, failed)[0])
-        self.assertFalse(demo.deep_path_verdict(105, 0, "fork harness failed: no fork-demo: PASS")[0])
+        self.assertEqual(demo.deep_path_verdict(105, 0, passed).line(),
+                         "PASS fork-demo-deep-path: 105-character checkout path")
+        self.assertEqual(demo.deep_path_verdict(105, 1, passed).line(),
+                         "FAIL fork-demo-deep-path: exit 1 from a 105-character path")
+        self.assertFalse(demo.deep_path_verdict(105, 0, failed).ok)
+        self.assertFalse(demo.deep_path_verdict(105, 0, "fork harness failed: no fork-demo: PASS").ok)
 
 
 class PipelineTable(unittest.TestCase):
@@ -754,15 +768,19 @@ class PipelineTable(unittest.TestCase):
     def test_phase_verdict(self):
         """What a phase's exit and lines make of it: no silent pass, no SKIP."""
         cases = (("true", "PASS p"), ("false", "FAIL p: exit status 1"),
-                 ("echo SKIP x: no", "FAIL p: 1 test(s) skipped"), ("echo PASS a", "PASS a"),
-                 ("sh -c 'echo PASS a; exit 1'", "FAIL p: exit status 1"))
+                 ("result SKIP x no", "FAIL p: 1 test(s) skipped"), ("result PASS a", "PASS a"),
+                 ("result PASS a; exit 1", "FAIL p: exit status 1"),
+                 ("result ERROR a 'no QMP'", "ERROR a: no QMP"),
+                 # printed past the result file: a result the runner would not count
+                 ("echo PASS a", "ERROR p-channel: 1 result line(s) printed, 0 recorded"),
+                 ("result PASS a; result FAIL a", "ERROR p-names: reported twice: a"))
         for cmd, want in cases:
             with self.subTest(cmd), tempfile.TemporaryDirectory() as d, \
                     contextlib.redirect_stdout(io.StringIO()) as out:
                 os.makedirs(os.path.join(d, "bin"))
                 script = os.path.join(d, "bin", "phase")
                 with open(script, "w") as f:
-                    f.write("#!/bin/sh\n%s\n" % cmd)
+                    f.write("#!/bin/bash\n. %s/scripts/result.sh\n%s\n" % (qemu.TOP, cmd))
                 os.chmod(script, 0o755)
                 pipeline.Runner(d).phase("p", script)
                 self.assertIn(want, out.getvalue())
@@ -786,10 +804,9 @@ def main(a):
     for case, why in res.failures + res.errors:
         test = getattr(case, "test_case", case)
         bad.setdefault(test.id(), []).append((getattr(case, "_subDescription", lambda: "")(), why))
+    out = []
     for t in tests:
         name = "unit-" + t.id().split(".")[-1].replace("test_", "").replace("_", "-")
-        if t.id() not in bad:
-            print("PASS " + name)
-        for sub, why in bad.get(t.id(), []):
-            print("FAIL %s%s: %s" % (name, sub and " " + sub, why.strip().splitlines()[-1][:200]))
-    return 0 if res.wasSuccessful() else 1
+        why = ["%s%s" % (sub and sub + ": ", why.strip().splitlines()[-1][:200]) for sub, why in bad.get(t.id(), [])]
+        out.append(result.verdict(name, not why, "; ".join(why)))
+    return result.report(out)

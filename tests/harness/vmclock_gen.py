@@ -20,7 +20,7 @@ import random
 import re
 import time
 
-from . import console, fleet, qemu, vmclock_page
+from . import fleet, qemu, result, vmclock_page
 
 NAME = "vmclock-counter"
 # case, fresh GUID, counter written
@@ -74,7 +74,7 @@ def check(name, g, counter, host, bad=(), good=""):
         wrong = problems(parse(lines), counter, host)
         if wrong:
             bad.append("%s: %s (%s)" % (how, "; ".join(wrong), " | ".join(lines)))
-    return console.verdict(name, not bad, "; ".join(bad) if bad else good)
+    return result.verdict(name, not bad, "; ".join(bad) if bad else good)
 
 
 def fork_cases(fl, tag, out):
@@ -141,4 +141,4 @@ def main(a):
         with fleet.Fleet(obj, tag="vmclock-gen", devices="both") as fl:
             fork_cases(fl, tag, out)
         vmclock_alone(obj, tag, out)
-    return console.report(out)
+    return result.report(out)

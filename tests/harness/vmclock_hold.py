@@ -20,7 +20,7 @@ after the unbind faults in vmclock_miscdev_read; the program dies there.
 import random
 import re
 
-from . import console, fleet, qemu, vmclock_page
+from . import console, fleet, qemu, result, vmclock_page
 
 NAME = "vmclock-hold"
 # What each step must print on a fixed kernel: "VCLK" read back before the
@@ -96,4 +96,4 @@ def main(a):
             bad = patched_problems(got, console.splats(console.read(g.console)))
             why = ("waiters in poll() and exclusive epoll woken by the unbind: 0x18; after it "
                    "read, mmap: ENODEV; poll, epoll: 0x18; bound again: VCLK")
-    return console.report([console.verdict(name, not bad, "; ".join(bad) or why)])
+    return result.report([result.verdict(name, not bad, "; ".join(bad) or why)])

@@ -16,7 +16,7 @@ must fail to open it with EACCES, while root reads it in the same guest
 import random
 import re
 
-from . import console, fleet, qemu
+from . import fleet, qemu, result
 
 NAME = "vmclock-unpriv"
 QUIET_S = 5  # the control's bound: the move shows at once where it happens
@@ -112,7 +112,7 @@ def patched(out):
               flush=True)
         bad = started_problems(got, start)
         if bad:
-            out.append(console.verdict(NAME + "-moved", False, "source: " + "; ".join(bad)))
+            out.append(result.verdict(NAME + "-moved", False, "source: " + "; ".join(bad)))
             return
         snap = src.snapshot(fl.snapfile("src"))
         saved = src.vmclock().read().counter
@@ -122,7 +122,7 @@ def patched(out):
         c.quit()
         bad = moved_problems(got, start) + ([] if saved == start else
                                             ["page held %d at the snapshot, not %d" % (saved, start)])
-        out.append(console.verdict(NAME + "-moved", not bad, "; ".join(bad) or
+        out.append(result.verdict(NAME + "-moved", not bad, "; ".join(bad) or
                                    "uid 65534 saw %d -> %d after %d spins on loads alone" % (
                                        start, start + 1, got["moved"].get("spins", -1))))
         k = fl.clone("control", snap, counter=False)
@@ -131,7 +131,7 @@ def patched(out):
         after = parse(k.run("vmclock-spin state", timeout=30))
         k.quit()
         bad = control_problems(before, got, after)
-        out.append(console.verdict(NAME + "-control", not bad, "; ".join(bad) or
+        out.append(result.verdict(NAME + "-control", not bad, "; ".join(bad) or
                                    "counter kept at %d: still spinning after %ds, utime %d -> %d "
                                    "ticks, voluntary switches %s" % (
                                        start, QUIET_S, before["state"]["utime"],
@@ -146,7 +146,7 @@ def stock(out):
         print("[%s] stock: /dev/vmclock0 mode %s; uid 65534: %s; root: %s"
               % (NAME, got.get("mode"), got.get("error") or got, " | ".join(root)), flush=True)
         bad = stock_problems(got, root)
-        out.append(console.verdict(NAME + "-stock", not bad, "; ".join(bad) or
+        out.append(result.verdict(NAME + "-stock", not bad, "; ".join(bad) or
                                    "uid 65534 refused (open=EACCES), root reads the page: "
                                    "stock userspace cannot watch the counter"))
 
@@ -155,4 +155,4 @@ def main(a):
     out = []
     patched(out)
     stock(out)
-    return console.report(out)
+    return result.report(out)

@@ -40,7 +40,7 @@ A kernel that must repeat is judged on the cut call's own outputs
 import collections
 import sys
 
-from . import busy, console, qemu
+from . import busy, qemu, result
 
 # Stock's getrandom() window is small under TCG: one boot in four showed
 # it in 2 of 15 pairs (make test, December 2026), so stock gets up to 32.
@@ -222,4 +222,4 @@ def main(a):
         out, stock = run(o, "stock")
         got, _ = run(o, "patched", detect={i: detectability(stock[i]) for i in o.ifaces})
         out += got
-    return console.report([console.verdict(*r) for r in out])
+    return result.report([result.verdict(*r) for r in out])
