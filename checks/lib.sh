@@ -7,7 +7,7 @@
 #   BASE  commit the series applies to; HEAD  last commit of the series
 #   OBJ   O= build dir of the gate's own (never build/obj or build/obj-stock)
 # Output: one line per finding "file:line: message", one summary line
-# "<gate>: ...", then one result (scripts/result.sh): "PASS <gate>", "FAIL
+# "<gate>: ...", then one result (scripts/lib/result.sh): "PASS <gate>", "FAIL
 # <gate>: why" or "ERROR <gate>: why" (the gate broke), followed by how to
 # reproduce by hand. Exit 0 on pass, 1 on new findings, 2 if the gate broke.
 # shellcheck source=scripts/lib.sh
