@@ -19,6 +19,7 @@ import argparse
 import os
 import sys
 import time
+from typing import Dict, List, Sequence
 
 from . import busy, fleet, qemu
 
@@ -26,7 +27,7 @@ NAME, BENCHMARK = "bench-fork", True
 IFACES, EARLY, say, cell = busy.IFACES, busy.EARLY, busy.say, busy.cell
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pairs", type=int, default=20, help="fresh-GUID pairs per kernel (default %(default)s)")
     p.add_argument("--vdso-pairs", type=int, help="the same for the vDSO-only guest (default: --pairs)")
     for k in ("stock", "patched"):
@@ -43,14 +44,14 @@ def add_args(p):
     p.add_argument("--no-vdso", action="store_true", help="skip the vDSO-only guest")
 
 
-def kernels(text):
+def kernels(text: str) -> str:
     names = text.split()
     if not names or set(names) - {"stock", "patched"}:
         raise argparse.ArgumentTypeError("'%s': say stock, patched or both" % text)
     return text
 
 
-def fresh_pairs(a, kernel, vdso=False):
+def fresh_pairs(a: argparse.Namespace, kernel: str, vdso: bool = False) -> int:
     for n in (getattr(a, "%s_%s" % ("vdso_pairs" if vdso else "pairs", kernel)),
               a.vdso_pairs if vdso else None, a.pairs):
         if n is not None:  # 0 is a number of pairs
@@ -58,7 +59,7 @@ def fresh_pairs(a, kernel, vdso=False):
     return a.pairs
 
 
-def table(title, results, ifaces):
+def table(title: str, results: Dict[str, busy.Table], ifaces: Sequence[str]) -> None:
     cols = [(k, "fresh") for k in results] + [(k, "control") for k in results]
     print("\n" + title)
     print("(pairs that repeated anything / pairs; longest run of identical outputs, 8 bytes each;\n"
@@ -69,7 +70,7 @@ def table(title, results, ifaces):
         print("%-15s" % iface + "".join("%-30s" % cell(results[k][c][iface]) for k, c in cols))
 
 
-def main(a):
+def main(a: argparse.Namespace) -> int:
     control, kernels, late, m = a.control, a.kernels.split(), a.late, a.outputs
     busy_on, vdso_on = not a.no_busy, not a.no_vdso
     per_clone = 4.0  # TCG: restore ~1 s, the serial dump of the outputs ~3 s
@@ -81,7 +82,8 @@ def main(a):
                    for k in kernels)
     say("kernels %s, fresh-GUID pairs %s, %d control pairs per snapshot; estimate %.0f min" % (
         " ".join(kernels), "/".join(str(fresh_pairs(a, k)) for k in kernels), control, est / 60))
-    results, notes = {}, []
+    results: Dict[str, busy.Table] = {}
+    notes: List[str] = []
     for k in kernels:
         kp = qemu.kernel_path(busy.obj(k))
         if not os.path.exists(kp):
@@ -89,7 +91,7 @@ def main(a):
     for k in kernels if busy_on else ():
         results[k], n = busy.bench(k, fresh_pairs(a, k), control, late, m)
         notes += n
-    vdso = {}
+    vdso: Dict[str, busy.Table] = {}
     # "patched, vmgenid.vdso=0": the series without its vDSO part.
     for k, label, append in [(k, k, "") for k in kernels] + [("patched", "patched,vdso=0", "vmgenid.vdso=0")]:
         if not vdso_on or k not in kernels:
@@ -106,8 +108,8 @@ def main(a):
     if vdso:
         table("The same, vDSO-only guest (one vDSO getrandom() loop, nothing else drawing)",
               vdso, ["vdso"])
-    for n in notes:
-        print("  " + n)
+    for note in notes:
+        print("  " + note)
     print("accelerator %s, %d outputs compared per interface per pair (vDSO x8), %.0fs total" %
           (qemu.probe_accel(qemu.kernel_path(), qemu.initrd()),
            m, time.monotonic() - busy.T0))

@@ -39,12 +39,14 @@ so patched-nowatch costs a little more there than on x86.
 --uml-rounds 0 leaves the native table out, --rounds 0 the -icount one
 (make bench-rng passes ROUNDS, UML_ROUNDS and CLOCK from its environment).
 """
+import argparse
 import functools
 import math
 import os
 import re
 import statistics
 import sys
+from typing import Dict, List, Sequence, Tuple
 
 from . import console, qemu, vmclock_page
 
@@ -71,10 +73,12 @@ UML = [("stock", "stock", "stock", 0), ("stock again", "stock", "stock", 0),
        ("patched", "patched", "linux", 1), ("patched-nowatch", "patched", "linux", 0)]
 LINE = re.compile(r"RNGBENCH (?:size=(\d+)|vdso=(\d+)|fn=(\w+)|read=(\d+)) "
                   r"calls_per_s=(\d+)(?: best_per_s=(\d+))?")
+# {metric: [a value per timing, or per boot]}
+Metrics = Dict[str, List[float]]
 
 
-def metrics(text, best=False):
-    out = {}
+def metrics(text: str, best: bool = False) -> Metrics:
+    out: Metrics = {}
     for size, vdso, fn, read, rate, fastest in LINE.findall(text):
         name = ("getrandom %s B" % size if size else
                 "vDSO getrandom %s B" % vdso if vdso else
@@ -83,7 +87,7 @@ def metrics(text, best=False):
     return out
 
 
-def median_ci(xs):
+def median_ci(xs: Sequence[float]) -> Tuple[float, float]:
     """95% confidence interval of the median, from order statistics (no
     assumption on the distribution); with fewer than 9 values, their range."""
     xs, n, j = sorted(xs), len(xs), 0
@@ -92,7 +96,7 @@ def median_ci(xs):
     return (xs[0], xs[-1]) if j == 0 else (xs[j - 1], xs[n - j])
 
 
-def table(title, rows, cols):
+def table(title: str, rows: Dict[str, Metrics], cols: List[str]) -> None:
     """rows: metric -> {column: [median of each boot]}; ratios against cols[0]."""
     print(title)
     print("%-22s" % "" + "".join("%16s" % c for c in cols) +
@@ -106,7 +110,7 @@ def table(title, rows, cols):
         print(line)
 
 
-def uml_boot(obj, watch, log, timeout=180):
+def uml_boot(obj: str, watch: int, log: str, timeout: float = 180) -> str:
     """Boot a UML kernel on the last CPU; its console text, or exit."""
     ok, text = qemu.uml(obj, ["mem=64M", "rngprobe.bench_ms=300", "rngprobe.bench_rounds=3",
                               "rngprobe.fake_watch=%d" % watch], log, timeout)
@@ -116,19 +120,19 @@ def uml_boot(obj, watch, log, timeout=180):
     return text
 
 
-def built(path):
+def built(path: str) -> None:
     """Kernels are built by scripts (make bench-rng: scripts/build-bench), never here."""
     if not os.path.exists(path):
         sys.exit("bench-rng: no %s: make bench-rng builds it (scripts/build-bench)" % path)
 
 
-def native(rounds):
+def native(rounds: int) -> None:
     """The native table: UML kernels alternated, rounds rounds."""
     for obj in sorted({u[1] for u in UML}):
         built(os.path.join(qemu.BUILD, "uml-" + obj, "linux"))
     print("[bench-rng] native: User-Mode Linux on CPU %d; %d rounds" %
-          (os.cpu_count() - 1, rounds), flush=True)
-    res = {u[0]: {} for u in UML}
+          ((os.cpu_count() or 1) - 1, rounds), flush=True)
+    res: Dict[str, Metrics] = {u[0]: {} for u in UML}
     log = os.path.join(qemu.BUILD, "logs", "bench-rng-uml.log")
     for r in range(rounds):
         # Rotated each round, so that no kernel always runs first.
@@ -155,7 +159,7 @@ def native(rounds):
           {m: {c: res[c][m] for c in cols} for m in res["stock"]}, cols)
 
 
-def emulated(rounds, clock_opt):
+def emulated(rounds: int, clock_opt: str) -> None:
     """The -icount table: QEMU guests alternated, rounds rounds."""
     for _, obj, _, _ in KERNELS:
         built(qemu.kernel_path(obj))
@@ -165,7 +169,7 @@ def emulated(rounds, clock_opt):
     clock = "TCG, -icount shift=0: 1 guest ns per instruction" if icount else accel + ", host clock"
     print("[bench-rng] %s; %d rounds" % (clock, rounds), flush=True)
     # res[kernel][metric] = [median of each boot]
-    res = {k[0]: {} for k in KERNELS}
+    res: Dict[str, Metrics] = {k[0]: {} for k in KERNELS}
     log = os.path.join(qemu.BUILD, "logs", "bench-rng.log")
     os.makedirs(os.path.dirname(log), exist_ok=True)
     for r in range(rounds):
@@ -202,13 +206,13 @@ def emulated(rounds, clock_opt):
           {m: {c: res[c][m] for c in cols} for m in res["stock"]}, cols)
 
 
-def write_counter(counter, pid, qmp):
+def write_counter(counter: int, pid: int, qmp: qemu.QMP) -> None:
     """As the VMM: VM_GEN_COUNTER_PRESENT and the counter, before the
     guest's first instruction, so that the driver finds them at probe."""
     vmclock_page.VmclockPage(pid, qmp).set_counter(counter)
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     env = os.environ.get
     # String defaults: argparse converts them, and says so if they are not numbers.
     p.add_argument("--rounds", type=int, default=env("ROUNDS", str(ROUNDS)),
@@ -219,7 +223,7 @@ def add_args(p):
                    help="how TCG guests are timed (env CLOCK, default %(default)s)")
 
 
-def main(a):
+def main(a: argparse.Namespace) -> None:
     if a.rounds:
         emulated(a.rounds, a.clock)
         print()

@@ -4,17 +4,22 @@ one result per result of the guest's KTAP, named by its guest script
 (VMFORK-DONE, powered off, no kernel bug on its console) and every test
 it ran passed.
 """
+import argparse
 import os
 import time
+from typing import List, Optional, Sequence, Tuple
 
 from . import qemu, result
+from .result import Result
+
+LOG = os.path.join(qemu.BUILD, "logs", "boot.log")
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("tests", help="comma-separated guest tests; '' boots and powers off")
     p.add_argument("--initrd", help="default: build/initramfs.cpio + OBJ's probe module")
     p.add_argument("--timeout", type=int, default=180, help="seconds (default %(default)s)")
-    p.add_argument("--log", default=os.path.join(qemu.BUILD, "logs", "boot.log"),
+    p.add_argument("--log", default=LOG,
                    help="the console log (default %(default)s)")
     p.add_argument("--guid", default="auto", help="vmgenid GUID; 'none': no device (default auto)")
     p.add_argument("--append", default="", help="more kernel command line")
@@ -22,7 +27,9 @@ def add_args(p):
                    help="one more QEMU argument (repeat for more)")
 
 
-def run(tests, obj=None, initrd=None, timeout=180, log=None, guid="auto", append="", extra=()):
+def run(tests: str, obj: Optional[str] = None, initrd: Optional[str] = None, timeout: float = 180,
+        log: str = LOG, guid: str = "auto", append: str = "", extra: Sequence[str] = ()
+        ) -> Tuple[bool, List[Result], str]:
     """Boot once and say how it went; return (finished, the guest's
     results, why it did not finish). The caller reports the results."""
     kernel, initrd, accel = qemu.guest_files(obj, initrd)
@@ -44,7 +51,7 @@ def run(tests, obj=None, initrd=None, timeout=180, log=None, guid="auto", append
     return ok, results, why
 
 
-def verdicts(ok, results, why):
+def verdicts(ok: bool, results: List[Result], why: str) -> List[Result]:
     """The guest's results, and a FAIL 'boot' if it did not finish or
     reported nothing."""
     if not ok:
@@ -52,6 +59,6 @@ def verdicts(ok, results, why):
     return results or [result.verdict("boot", False, "the guest reported no result")]
 
 
-def main(a):
+def main(a: argparse.Namespace) -> int:
     return result.report(verdicts(*run(a.tests, a.obj, a.initrd, a.timeout, a.log, a.guid,
                                        a.append, a.qemu)))

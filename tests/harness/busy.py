@@ -14,6 +14,7 @@ compare is an error, never "no repeat".
 import os
 import re
 import time
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, cast
 
 from . import fleet, qemu
 
@@ -24,8 +25,9 @@ IFACES = ("getrandom", "urandom", "vdso", "get_random_u32", "get_random_u64")
 # tells the kernel of the fork.
 # "probe-vdso-call": the same loop in 64 KiB calls, one output per 4 KiB,
 # snapshotted only inside a call.
-PROFILES = {"busy": ("probe", (0, 1, 2, 3, 4)), "vdso-only": ("probe-vdso", (2,)),
-            "vdso-call": ("probe-vdso-call", (2,))}
+PROFILES: Dict[str, Tuple[str, Tuple[int, ...]]] = {
+    "busy": ("probe", (0, 1, 2, 3, 4)), "vdso-only": ("probe-vdso", (2,)),
+    "vdso-call": ("probe-vdso-call", (2,))}
 # vdso-call: a call's 16 outputs are stored when it returns, so the first
 # 16 after the snapshot's count are the cut call's; dumps start one later
 # (the output at the count may predate the snapshot): 15 of them.
@@ -47,24 +49,31 @@ STARVED = 30
 EARLY = 10.0
 T0 = time.monotonic()
 TAG = "bench-fork"
+# A clone's outputs: one list of hex strings per interface of IFACES, '-' * 16 where gone.
+Outs = List[List[str]]
+# compare()'s per interface: (outputs repeated, longest run of them, outputs compared).
+Counts = Tuple[int, int, int]
+# bench()'s {column: {iface: [Counts per pair or clone]}}.
+Table = Dict[str, Dict[str, List[Counts]]]
 
 
-def obj(kernel):
+def obj(kernel: str) -> str:
     """A kernel's build: "patched" is --obj (the debug kernel, a scratch build)."""
     return qemu.obj_of(kernel)
 
 
-def say(msg):
+def say(msg: str) -> None:
     print("[%s %4.0fs] %s" % (TAG, time.monotonic() - T0, msg), flush=True)
 
 
-def peek(src, cmd, cpu=0):
+def peek(src: fleet.Guest, cmd: str, cpu: int = 0) -> Optional[int]:
     out = src.qmp.cmd("human-monitor-command", **{"command-line": cmd, "cpu-index": cpu})
     m = re.search(r":\s*(0x[0-9a-f]+)", out)
     return int(m.group(1), 16) if m else None
 
 
-def snapshot(fl, src, phys, kaddrs, name, tries=5, inside=None):
+def snapshot(fl: fleet.Fleet, src: fleet.Guest, phys: Sequence[str], kaddrs: Sequence[str], name: str,
+             tries: int = 5, inside: Optional[str] = None) -> Tuple[str, float, List[int]]:
     """Snapshot and read the consumers' counters from the paused source.
 
     phys: the physical addresses of the probe's own counters (it locked
@@ -83,6 +92,8 @@ def snapshot(fl, src, phys, kaddrs, name, tries=5, inside=None):
         src.qmp.cmd("cont")
         if None in vals + kvals or cut is None:
             raise fleet.GuestError("%s: the probe's counters are unreadable at %s" % (name, phys))
+        # None is ruled out just above.
+        seqs, kseqs = cast(List[int], vals), cast(List[int], kvals)
         if not cut:
             say("%s: snapshot %d fell between two vDSO calls: again" % (name, t + 1))
             time.sleep(0.3 + 0.1 * t)
@@ -90,14 +101,15 @@ def snapshot(fl, src, phys, kaddrs, name, tries=5, inside=None):
         said = [int(x) for x in src.request_value("seq", "SEQ").split()]
         # A wrong address would read another value: one above what the
         # probe counts, 0 for a consumer that has run, or far below.
-        if any(not v <= s < v + 8 * RING or (s and not v) for v, s in zip(vals, said)):
+        if any(not v <= s < v + 8 * RING or (s and not v) for v, s in zip(seqs, said)):
             raise fleet.GuestError("%s: counters read at the snapshot %s, the probe says %s after it"
                                    % (name, vals, said))
-        return path, up, vals + kvals
+        return path, up, seqs + kseqs
     raise fleet.GuestError("%s: no snapshot inside a vDSO call after %d tries" % (name, tries))
 
 
-def dump(fl, name, path, seqs, kaddrs, guid, m, run, streams, counter=None):
+def dump(fl: fleet.Fleet, name: str, path: str, seqs: Sequence[int], kaddrs: Sequence[str],
+         guid: Optional[str], m: int, run: float, streams: Sequence[int], counter: Optional[bool] = None) -> Outs:
     """Restore one clone, let its consumers run for run s, fetch the
     outputs of streams (the others are left empty). counter: whether the
     VMM bumps vmclock's counter in it (fleet.Fleet.clone)."""
@@ -132,7 +144,7 @@ def dump(fl, name, path, seqs, kaddrs, guid, m, run, streams, counter=None):
             time.sleep(0.02)
         c.send("stop")
         c.readline()
-        outs = [[] for _ in IFACES]
+        outs: Outs = [[] for _ in IFACES]
         for k in streams:
             s = seqs[k]
             # Output s may predate the snapshot. vDSO outputs come ~10x faster.
@@ -152,7 +164,7 @@ def dump(fl, name, path, seqs, kaddrs, guid, m, run, streams, counter=None):
         c.quit()
 
 
-def compare(x, y):
+def compare(x: Outs, y: Outs) -> List[Counts]:
     """(outputs of x also produced anywhere in y, longest run of them,
     outputs of x compared: the real ones, not the dump's size), per interface.
 
@@ -177,12 +189,13 @@ def compare(x, y):
     return out
 
 
-def worst(results):
+def worst(results: List[Counts]) -> Counts:
     """Of compare() results, the one that repeated most (then the longest run)."""
     return max(results, key=lambda r: (r[0], r[1]))
 
 
-def record(res, col, streams, a, b, nofork, view=lambda o: o):
+def record(res: Table, col: str, streams: Sequence[int], a: Outs, b: Outs, nofork: List[Outs],
+           view: Callable[[Outs], Outs] = lambda o: o) -> None:
     """Into res[col], per stream, the pair a, b compared (view of each
     against the other, the worse way round); with nofork (the snapshot's
     same-GUID clones), each of a and b against them, into the matching
@@ -196,8 +209,9 @@ def record(res, col, streams, a, b, nofork, view=lambda o: o):
             res[col.replace("fresh", "clone")][IFACES[k]].append(worst([v[k] for v in vs]))
 
 
-def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", early=EARLY,
-          devices="vmgenid"):
+def bench(kernel: str, npairs: int, control: int, late: float, m: int, run: float = 0.1,
+          profile: str = "busy", append: str = "", early: float = EARLY,
+          devices: str = "vmgenid") -> Tuple[Table, List[str]]:
     """{column: {iface: [(same, run, compared) per pair or clone]}} and the snapshot notes.
 
     Columns: "fresh" compares the two clones of each fresh pair, "control"
@@ -217,10 +231,10 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
     """
     mode, streams = PROFILES[profile]
     ifaces = [IFACES[k] for k in streams]
-    res = {col: {i: [] for i in ifaces} for col in ("fresh", "control", "clone", "fresh-cut", "clone-cut")}
+    res: Table = {col: {i: [] for i in ifaces} for col in ("fresh", "control", "clone", "fresh-cut", "clone-cut")}
     # The cut call's outputs of a clone, where there is one.
     cut = (lambda o: [v[:CUT_CALL] for v in o]) if profile == "vdso-call" else None
-    notes = []
+    notes: List[str] = []
     with fleet.Fleet(obj=obj(kernel), tag="bench-" + kernel, devices=devices) as fl:
         src = fl.boot("src", serve=mode, ready=r"PROBE-READY", append=append)
         ready = src.wait_console(r"PROBE-READY getrandom=(\S+) urandom=(\S+) vdso=(\S+) "
@@ -257,7 +271,7 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
             say(notes[-1])
             last = time.monotonic()
             # The controls first: each fresh clone is then compared with them.
-            nofork = []
+            nofork: List[Outs] = []
             for col, n, guid in (("control", control, guid0), ("fresh", pairs, "auto")):
                 for p in range(n):
                     if time.monotonic() - last >= 30:  # a line at least every 30 s
@@ -285,7 +299,7 @@ def bench(kernel, npairs, control, late, m, run=0.1, profile="busy", append="", 
 
 
 
-def cell(pairs, what="pairs"):
+def cell(pairs: Sequence[Counts], what: str = "pairs") -> str:
     if not pairs:
         return "-"
     hit = [p for p in pairs if p[0]]

@@ -8,6 +8,7 @@ and exit non-zero if any did not pass; benchmarks print tables. Every guest runs
 import argparse
 import importlib
 import sys
+from typing import Optional, Sequence
 
 from . import fleet, qemu, result
 
@@ -45,7 +46,7 @@ ENVIRONMENT = """environment (what make passes through):
 ERRORS = (fleet.GuestError, TimeoutError, ConnectionError, RuntimeError, OSError)
 
 
-def parser():
+def parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--obj", default=qemu.default_obj(),
                         help="the kernel build to boot (default: env VMFORK_OBJ, "
@@ -69,7 +70,7 @@ def parser():
     return ap
 
 
-def main(argv=None):
+def main(argv: Optional[Sequence[str]] = None) -> int:
     a = parser().parse_args(argv)
     qemu.RUN = qemu.Settings(getattr(a, "obj", None), getattr(a, "accel", None),
                              getattr(a, "keep_logs", False))

@@ -13,20 +13,22 @@ All of this the stock kernel passes as well (measured): it shows base
 behaviour the series must keep under load, not the series' effect, hence
 the result's name, base-forks-under-load.
 """
+import argparse
 import os
 import time
+from typing import List, Optional, Tuple
 
 from . import console, fleet, result
 
 FORKS, WAIT = 3, 30.0
 
 
-def status(g):
+def status(g: fleet.Guest) -> Tuple[int, int]:
     rx, load = g.value("busy status", "RX").split(" LOAD ")
     return int(rx), int(load)
 
 
-def flowing(g, wait, t0=None):
+def flowing(g: fleet.Guest, wait: float, t0: Optional[float] = None) -> Optional[float]:
     """Seconds until the tunnel's receive count grows by 10, or None."""
     t0 = t0 or time.monotonic()
     rx0, _ = status(g)
@@ -37,15 +39,16 @@ def flowing(g, wait, t0=None):
     return None
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--forks", type=int, default=FORKS, help="restores in the chain (default %(default)s)")
     p.add_argument("--wait", type=float, default=WAIT,
                    help="seconds a clone has to pass traffic again (default %(default)s)")
 
 
-def main(a):
+def main(a: argparse.Namespace) -> int:
     t0 = time.monotonic()
-    why, notes = [], []
+    why: List[str] = []
+    notes: List[str] = []
     with fleet.Fleet(tag="conc") as fl:
         src = fl.boot("src")
         if "SETUP ok" not in " ".join(src.run("wgpair setup")):

@@ -8,6 +8,7 @@ tests look for come from tests/guest/messages.sh, which the guest uses too.
 """
 import os
 import re
+from typing import Iterator, List, Optional, Tuple
 
 from .result import Result, Status
 
@@ -36,13 +37,16 @@ _PLAN = re.compile(r"^1\.\.(\d+)$")
 class Test:
     """One KTAP test: its result line, its plan and its subtests."""
 
-    def __init__(self, name="", depth=-1, document=False):
+    def __init__(self, name: str = "", depth: int = -1, document: bool = False) -> None:
         # document: opened by a version line (it has, or should have, subtests)
         self.name, self.depth, self.document = name, depth, document
-        self.status, self.detail = None, ""
-        self.plan, self.subtests, self.errors = None, [], []
+        self.status: Optional[str] = None  # PASS, FAIL or SKIP once its result line came
+        self.detail = ""
+        self.plan: Optional[int] = None
+        self.subtests: List[Test] = []
+        self.errors: List[str] = []
 
-    def leaves(self, path=()):
+    def leaves(self, path: Tuple[str, ...] = ()) -> List[Result]:
         """Leaf results in order, then one FAIL per parse error. A subtest
         without results, or that failed while none of its results did,
         is a FAIL of its own."""
@@ -61,7 +65,7 @@ class Test:
         out += [Result(Status.FAIL, self.name or "ktap", e, path[:-1]) for e in self.errors]
         return out
 
-    def find(self, name):
+    def find(self, name: str) -> Optional["Test"]:
         """The first test called name, at any depth, or None."""
         for t in self.subtests:
             if t.name == name:
@@ -72,14 +76,15 @@ class Test:
         return None
 
 
-def lines(text):
+def lines(text: str) -> Iterator[Tuple[int, str]]:
     """(indent, line) per console line, time stamps and CRs removed."""
     for raw in text.splitlines():
         m = _LINE.match(raw)
+        assert m, "_LINE matches any line"
         yield len(m.group(1)), m.group(2)
 
 
-def parse(text):
+def parse(text: str) -> Test:
     """The KTAP documents in a console log, as one root Test.
 
     Subtests are told by a version line indented deeper than their
@@ -112,7 +117,7 @@ def parse(text):
             continue
         elif plan:
             cur.plan = int(plan.group(1))
-        else:
+        elif res:  # what is left: a result line
             status, name, detail = _status(res)
             last = cur.subtests[-1] if cur.subtests else None
             if last is not None and last.depth > indent and last.status is None:
@@ -130,13 +135,13 @@ def parse(text):
     return root
 
 
-def _walk(t):
+def _walk(t: Test) -> Iterator[Test]:
     for s in t.subtests:
         yield s
         yield from _walk(s)
 
 
-def _status(m):
+def _status(m: re.Match[str]) -> Tuple[str, str, str]:
     directive = (m.group(4) or "").strip()
     name = (m.group(3) or "").strip() or "test-" + m.group(2)
     skip = re.match(r"SKIP\b\s*(.*)", directive, re.I)
@@ -145,27 +150,27 @@ def _status(m):
     return ("PASS" if m.group(1) == "ok" else "FAIL"), name, directive
 
 
-def _close(t):
+def _close(t: Test) -> None:
     """Check a finished subtest against its plan."""
     n = len(t.subtests)
     if t.plan is not None and n != t.plan:
         t.errors.append("%d of %d planned results reported" % (n, t.plan))
 
 
-def results(text):
+def results(text: str) -> List[Result]:
     """The leaf results of every KTAP document in text."""
-    out = []
+    out: List[Result] = []
     for doc in parse(text).subtests:
         out += doc.leaves()
     return out
 
 
-def splats(text):
+def splats(text: str) -> List[str]:
     """Console lines that show a kernel bug; [] if the log is clean."""
     return [l.rstrip() for l in text.splitlines() if SPLAT_RE.search(l)]
 
 
-def read(path):
+def read(path: str) -> str:
     """A console log's text, '' if there is none yet."""
     try:
         with open(path, errors="replace") as f:

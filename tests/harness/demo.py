@@ -4,24 +4,31 @@ the source's own GUID (the negative control), and show what each printed.
 Fresh GUIDs: each clone logs the reseed line and their first records differ.
 Same GUID: no reseed line and the records are byte-identical.
 """
+import argparse
 import os
 import subprocess
 import tempfile
 import time
+from typing import List, Optional, Sequence, Tuple
 
 from . import fleet, qemu, result
+from .result import Result
+
+# What attempt() returns: (fresh pair's records alike, its clones with one
+# reseed line, the control pair's records alike, its reseed lines).
+Try = Tuple[int, int, int, int]
 
 NAME, BENCHMARK = "fork-demo", True  # it shows; --deep-path judges
 DEEP = "a-checkout-directory-whose-name-is-long/and-nested-a-few-levels/further-down-here"
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--deep-path", action="store_true",
                    help="run the demo from a checkout path of 100+ characters (a symlink to "
                    "this one; unix sockets have a 108-byte limit) and print one PASS/FAIL line")
 
 
-def deep_path(a):
+def deep_path(a: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         d = os.path.join(tmp, DEEP, "vmfork")
         os.makedirs(os.path.dirname(d))
@@ -39,7 +46,7 @@ def deep_path(a):
     return result.report([deep_path_verdict(len(d), p.returncode, out)])
 
 
-def deep_path_verdict(length, rc, out):
+def deep_path_verdict(length: int, rc: int, out: str) -> Result:
     """The Result of the demo, run from a path of length characters, that
     exited rc and printed out. Pure: unit-tested."""
     if rc == 0 and "\nfork-demo: PASS" in "\n" + out:
@@ -47,16 +54,17 @@ def deep_path_verdict(length, rc, out):
     return result.verdict("fork-demo-deep-path", False, "exit %d from a %d-character path" % (rc, length))
 
 
-def pair(fl, snap, guid, label):
+def pair(fl: fleet.Fleet, snap: str, guid: Optional[str], label: str) -> Tuple[int, int]:
     """Show two clones of snap side by side; return (records alike, reseed
     lines: for fresh GUIDs the clones with exactly one)."""
-    got = []
+    got: List[Tuple[fleet.Records, List[str]]] = []
     for name in ("1", "2"):
         c = fl.clone(label + name, snap, guid)
         # The control's 0 lines is a 2 s wait run out: verdict() wants 3 of 3 records alike too.
         got.append((c.records(3), c.reseed_lines(guid == "auto")))
         c.quit()
-    print("\n%s" % {"auto": "clones with fresh GUIDs (guid=auto)"}.get(guid, "control: both clones with the source's GUID " + guid))
+    print("\n%s" % ("clones with fresh GUIDs (guid=auto)" if guid == "auto" else
+                     "control: both clones with the source's GUID %s" % guid))
     for n in sorted(got[0][0]):
         (iface, x), (_, y) = got[0][0][n], got[1][0][n]
         print("  record %d %-9s  %s  %s  %s" % (n, iface, x[:16], y[:16],
@@ -72,7 +80,7 @@ def pair(fl, snap, guid, label):
     return alike, sum(len(lines) for _, lines in got)
 
 
-def main(a):
+def main(a: argparse.Namespace) -> int:
     if a.deep_path:
         return deep_path(a)
     t0 = time.monotonic()
@@ -82,7 +90,7 @@ def main(a):
         # Early in boot the crng's own reseed timer is often due at the
         # resume, and then even the control pair differs: the demo then
         # lets the source run on, longer each time, and forks it again.
-        def attempt(t):
+        def attempt(t: int) -> Try:
             if t:
                 src.run_on(t)
                 print("\n[fork-demo] the control pair differed (the crng's early reseed timer):"
@@ -95,15 +103,16 @@ def main(a):
             print("  (first 8 bytes of each 32-byte record; clone 1 | clone 2)")
             return pair(fl, snap, "auto", "new%d" % t) + pair(fl, snap, guid, "same%d" % t)
 
-        tries = fleet.retry("fork-demo", 3, attempt, lambda r: r[2] == 3,
-                            lambda r: "fresh GUIDs %d of 3 records alike, %d of 2 clones with one reseed line" % r[:2])
+        tries: List[Try] = fleet.retry(
+            "fork-demo", 3, attempt, lambda r: r[2] == 3,
+            lambda r: "fresh GUIDs %d of 3 records alike, %d of 2 clones with one reseed line" % r[:2])
     ok, line = verdict(tries)
     print("\n[fork-demo] done in %.1fs" % (time.monotonic() - t0))
     print(line)
     return 0 if ok else 1
 
 
-def verdict(tries):
+def verdict(tries: Sequence[Try]) -> Tuple[bool, str]:
     """(ok, the 'fork-demo: PASS|FAIL' line) over every try, each as
     attempt() returns it: (fresh pair's records alike, its clones with one
     reseed line, the control pair's records alike, its reseed lines). Pure:

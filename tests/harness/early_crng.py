@@ -18,16 +18,21 @@ read once the notification is handled. Before that, output repeats in
 every crng state until the reseed series' own check; the fixes do not
 claim it.
 """
+import argparse
 import time
+from typing import List, Sequence, Tuple
 
 from . import console, fleet, qemu, result
+from .result import Verdict
 
 APPEND = "random.trust_cpu=off random.trust_bootloader=off"
 NREC = 4
 TRIES = 3
+# What attempt() returns (see verdicts()).
+Try = Tuple[int, int, List[Tuple[int, int]]]
 
 
-def insecure(g):
+def insecure(g: fleet.Guest) -> Tuple[List[str], bool]:
     """NREC GRND_INSECURE records, and whether the crng was ready after them."""
     g.send("\n".join(["i"] * NREC))
     recs = []
@@ -39,14 +44,14 @@ def insecure(g):
     return recs, g.request_value("state", "STATE") == "ready=1"
 
 
-def told(g):
+def told(g: fleet.Guest) -> Tuple[int, int]:
     """A fresh clone's fork log lines: (early rekeys, reseeds)."""
     if not g.name.startswith("fresh"):
         return 0, 0
     return len(g.reseed_lines(True, console.EARLY_REKEY)), len(g.console_lines(console.RESEED))
 
 
-def notified(g, kernel, sci):
+def notified(g: fleet.Guest, kernel: str, sci: int) -> None:
     """On the previous base's kernels, wait until the notification is
     handled: a fresh clone of the fixed kernel logs the new key (a bounded
     wait). The base as shipped logs nothing: 2 s, then its ACPI interrupt
@@ -64,13 +69,13 @@ def notified(g, kernel, sci):
                                    "the fork was not notified yet" % (g.name, got, sci))
 
 
-def verdicts(name, tries, repeats):
+def verdicts(name: str, tries: Sequence[Try], repeats: bool) -> List[Verdict]:
     """[(test, ok, why)] over every try, each as attempt() returns it:
-    [fresh1/fresh2 records alike, same1/same2 records alike, [(early rekey,
-    reseed lines) of fresh1, of fresh2]]. New GUIDs are judged in every try,
+    (fresh1/fresh2 records alike, same1/same2 records alike, [(early rekey,
+    reseed lines) of fresh1, of fresh2]). New GUIDs are judged in every try,
     the control in the last; repeats: a base kernel, where new GUIDs must
     repeat. Pure: unit-tested (tests/harness/unit.py)."""
-    out = []
+    out: List[Verdict] = []
     fresh, same = [r[0] for r in tries], tries[-1][1]
     if repeats:
         out.append((name + "-repeats", all(f == NREC for f in fresh),
@@ -90,7 +95,7 @@ def verdicts(name, tries, repeats):
     return out
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     # Not revert: the early crng's own fix comes before the check.
     p.add_argument("--kernel", choices=("patched", "stock") + qemu.STABLE_KERNELS, default="patched",
                    help="stock, stable-stock: a base kernel, where new GUIDs must repeat "
@@ -98,7 +103,7 @@ def add_args(p):
     qemu.add_devices_arg(p)
 
 
-def main(a):
+def main(a: argparse.Namespace) -> int:
     repeats = a.kernel in ("stock", "stable-stock")
     name = "early-crng" if a.kernel == "patched" else "early-crng-" + a.kernel
     name = qemu.named(name, a.devices)
@@ -111,11 +116,11 @@ def main(a):
 
         sci = -1
 
-        def collect(g):
+        def collect(g: fleet.Guest) -> Tuple[List[str], bool, int, int]:
             notified(g, a.kernel, sci)
             return insecure(g) + told(g)
 
-        def attempt(t):
+        def attempt(t: int) -> Try:
             nonlocal sci
             if t:
                 src.qmp.cmd("cont")
@@ -132,9 +137,9 @@ def main(a):
                                       % ", ".join(late))
             alike = [sum(x == y for x, y in zip(got[a][0], got[b][0]))
                      for a, b in (("fresh1", "fresh2"), ("same1", "same2"))]
-            return alike + [[got[n][2:] for n in ("fresh1", "fresh2")]]
+            return alike[0], alike[1], [got[n][2:] for n in ("fresh1", "fresh2")]
 
-        tries = fleet.retry("early", TRIES, attempt, lambda r: r[1] == NREC,
-                            lambda r: "new GUIDs %d of %d records alike" % (r[0], NREC))
+        tries: List[Try] = fleet.retry("early", TRIES, attempt, lambda r: r[1] == NREC,
+                                       lambda r: "new GUIDs %d of %d records alike" % (r[0], NREC))
         src.quit()
     return result.report([result.verdict(*r) for r in verdicts(name, tries, repeats)])

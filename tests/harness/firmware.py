@@ -15,12 +15,14 @@ Only RAM the kernel uses is the firmware's fault: no other case may say
 FW_BUG, since sound firmware can leave the ID in a region the driver
 does not recognise (arm64's nomap memory, the pci=off case).
 """
+import argparse
 import contextlib
 import io
 import os
 import re
 import shutil
 import subprocess
+from typing import Optional, Tuple
 
 from . import boot, console, qemu, result
 
@@ -58,7 +60,7 @@ CASES = (
 HARMLESS = re.compile(r"vDSO getrandom\(\) reads")
 
 
-def judge(name, expect, bound, text):
+def judge(name: str, expect: Optional[str], bound: bool, text: str) -> Tuple[Optional[str], str]:
     """Why the case failed, or (None, what the driver said)."""
     text = text.replace("\r", "")
     got = (re.findall(r"VMGENID-BOUND (\S+)", text) or [None])[0]
@@ -66,8 +68,8 @@ def judge(name, expect, bound, text):
             if "VMGENID-LOG " in l and "vmgenid" in l]
     why = [] if got else ["no VMGENID-BOUND line from the guest"]
     if expect:
-        hit = [re.search(": " + expect, l) for l in said]
-        hit = [m.group(0)[2:] for m in hit if m]
+        found = [re.search(": " + expect, l) for l in said]
+        hit = [m.group(0)[2:] for m in found if m]
         if not hit:
             why.append("no driver message '%s'" % expect)
     else:
@@ -84,7 +86,7 @@ def judge(name, expect, bound, text):
     return "; ".join(why) or None, hit[0] if hit else "no complaint"
 
 
-def main(a):
+def main(a: argparse.Namespace) -> int:
     out = os.path.join(qemu.BUILD, "firmware")
     os.makedirs(out, exist_ok=True)
     if not shutil.which("iasl"):
@@ -116,7 +118,7 @@ def main(a):
         if bad:
             rc |= result.report([result.verdict("firmware-" + name, False, "%s; log %s" % (bad[0], log))])
             continue
-        why, said = judge(name, expect, bound, console.read(log))
-        rc |= result.report([result.verdict("firmware-" + name, not why, "%s; log %s" % (why, log) if why else
+        wrong, said = judge(name, expect, bound, console.read(log))
+        rc |= result.report([result.verdict("firmware-" + name, not wrong, "%s; log %s" % (wrong, log) if wrong else
                                             "%s, bound: %s, RNG works" % (said, "yes" if bound else "no"))])
     return rc

@@ -7,14 +7,21 @@ Each guest has its console in a file and its ttyS1 on a unix socket where
 the guest's record server (tests/guest/serve/record-server.c) or probe answers.
 """
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from types import TracebackType
+from typing import Callable, Dict, List, Literal, Optional, Tuple, Type, TypeVar
 
 from . import console, qemu, result, vmclock_page
+
+T = TypeVar("T")
+# A record server's answers, {n: (iface, hex)} (Guest.records()).
+Records = Dict[int, Tuple[str, str]]
 
 
 class GuestError(Exception):
@@ -24,8 +31,8 @@ class GuestError(Exception):
 class Guest:
     """One QEMU process: a freshly booted source or a clone restored from a file."""
 
-    def __init__(self, fleet, name, guid="auto", snapshot=None, serve="records", append="",
-                 paused=False):
+    def __init__(self, fleet: "Fleet", name: str, guid: Optional[str] = "auto", snapshot: Optional[str] = None,
+                 serve: str = "records", append: str = "", paused: bool = False) -> None:
         self.name, self.fleet = name, fleet
         base = os.path.join(fleet.work, name)
         # Unix socket paths are limited to 107 bytes: sockets live in a short
@@ -43,15 +50,17 @@ class Guest:
                                          stdout=subprocess.DEVNULL, stderr=err)
         fleet.guests.append(self)
         self.qmp = qemu.QMP(qmp, timeout=30)
-        self.sock, self.buf = None, b""
+        self.sock: Optional[socket.socket] = None
+        self.buf = b""
         self.t_start = time.monotonic()
-        self._vmclock = None
+        self._vmclock: Optional[vmclock_page.VmclockPage] = None
         # The vmclock page as QEMU left it before the harness first wrote
         # it: at -S for a source, once the snapshot is loaded for a clone.
-        self.page_from_qemu = None
+        self.page_from_qemu: Optional[vmclock_page.Page] = None
 
     # -- serial line to the guest program ---------------------------------
-    def _connect(self, timeout=20):
+    def _connect(self, timeout: float = 20) -> socket.socket:
+        """The socket to ttyS1, connected on first use."""
         end = time.monotonic() + timeout
         while self.sock is None:
             s = socket.socket(socket.AF_UNIX)
@@ -63,20 +72,21 @@ class Guest:
                 if time.monotonic() > end:
                     raise GuestError("%s: ttyS1 socket never came up" % self.name)
                 time.sleep(0.05)
+        return self.sock
 
-    def send(self, line):
-        self._connect()
-        self.sock.sendall(line.encode() + b"\n")
+    def send(self, line: str) -> None:
+        self._connect().sendall(line.encode() + b"\n")
 
-    def readline(self, timeout=30):
+    def readline(self, timeout: float = 30) -> str:
         end = time.monotonic() + timeout
+        sock = self._connect()
         while b"\n" not in self.buf:
             left = end - time.monotonic()
             if left <= 0 or self.proc.poll() is not None:
                 raise GuestError("%s: no answer on ttyS1 within %ds" % (self.name, timeout))
-            self.sock.settimeout(left)
+            sock.settimeout(left)
             try:
-                data = self.sock.recv(65536)
+                data = sock.recv(65536)
             except socket.timeout:
                 continue
             if not data:
@@ -85,11 +95,11 @@ class Guest:
         line, self.buf = self.buf.split(b"\n", 1)
         return line.decode(errors="replace").rstrip("\r")
 
-    def records(self, count, timeout=30, request="r"):
+    def records(self, count: int, timeout: float = 30, request: str = "r") -> Records:
         """count records as {n: (iface, hex)}; the requests go out at once.
         request "i": each one getrandom(GRND_INSECURE) call, nothing else."""
         self.send("\n".join([request] * count))
-        out = {}
+        out: Records = {}
         for _ in range(count):
             parts = self.readline(timeout).split()
             if len(parts) != 4 or parts[0] != "REC":
@@ -97,17 +107,17 @@ class Guest:
             out[int(parts[1])] = (parts[2], parts[3])
         return out
 
-    def run(self, script, timeout=60):
+    def run(self, script: str, timeout: float = 60) -> List[str]:
         """Run /tests/SCRIPT.sh in the guest; return its output lines."""
         self.send("run " + script)
-        lines = []
+        lines: List[str] = []
         while True:
             line = self.readline(timeout)
             if line.startswith("END "):
                 return lines
             lines.append(line)
 
-    def request_value(self, request, key, timeout=30):
+    def request_value(self, request: str, key: str, timeout: float = 30) -> str:
         """One request, one "KEY value" answer (the probe's protocol)."""
         self.send(request)
         line = self.readline(timeout)
@@ -115,20 +125,20 @@ class Guest:
             raise GuestError("%s: %r answered %r" % (self.name, request, line))
         return line.split(None, 1)[1]
 
-    def value(self, script, key, timeout=60):
+    def value(self, script: str, key: str, timeout: float = 60) -> str:
         for line in self.run(script, timeout):
             if line.startswith(key + " "):
                 return line.split(None, 1)[1].strip()
         raise GuestError("%s: '%s' printed no %s line" % (self.name, script, key))
 
     # -- QEMU side ----------------------------------------------------------
-    def wait_console(self, pattern, timeout=120):
+    def wait_console(self, pattern: str, timeout: float = 120) -> re.Match[str]:
         m = qemu.wait_for(self.console, pattern, timeout, self.proc)
         if m is None:
             raise GuestError("%s: no /%s/ on the console within %ds" % (self.name, pattern, timeout))
         return m
 
-    def wait_running(self, timeout=60, before_cont=None):
+    def wait_running(self, timeout: float = 60, before_cont: Optional[Callable[[], None]] = None) -> None:
         """Resume a clone once its state is loaded.
 
         The source was stopped before its snapshot, so a clone stays paused
@@ -151,7 +161,7 @@ class Guest:
             time.sleep(0.05)
         raise GuestError("%s: not running %ds after start" % (self.name, timeout))
 
-    def run_on(self, t):
+    def run_on(self, t: int) -> None:
         """Resume a source after try t's clones' control pair differed, and
         let it run before the next snapshot. Until 30 s of uptime the crng
         reseeds itself every max(1 s, uptime / 2) (crng_reseed_interval()),
@@ -163,19 +173,19 @@ class Guest:
         self.qmp.cmd("cont")
         time.sleep(RUN_ON[min(t, len(RUN_ON) - 1)])
 
-    def guid(self):
+    def guid(self) -> Optional[str]:
         """The GUID this guest was given; None without a vmgenid device."""
         if "vmgenid" not in qemu.DEVICES[self.fleet.devices]:
             return None
         return self.qmp.cmd("query-vm-generation-id")["guid"]
 
-    def vmclock(self):
+    def vmclock(self) -> vmclock_page.VmclockPage:
         """This QEMU's vmclock page (found once, on first use)."""
         if self._vmclock is None:
             self._vmclock = vmclock_page.VmclockPage(self.proc.pid, self.qmp)
         return self._vmclock
 
-    def vmclock_loaded(self, counter):
+    def vmclock_loaded(self, counter: bool) -> None:
         """On a clone's load: keep the page as loaded (QEMU's post_load has
         run), then, if counter, write the saved counter + 1, as a VMM does
         on every load (Firecracker: saved + 1, so every clone of one
@@ -184,7 +194,7 @@ class Guest:
         if counter:
             self.vmclock().set_counter(self.page_from_qemu.counter + 1)
 
-    def snapshot(self, path, timeout=60):
+    def snapshot(self, path: str, timeout: float = 60) -> str:
         """Stop the guest, then save it whole into a file; it is left paused.
 
         Never a live migration: under TCG a running guest's pages can change
@@ -205,11 +215,11 @@ class Guest:
             time.sleep(0.05)
         raise GuestError("%s: migrate not done in %ds" % (self.name, timeout))
 
-    def console_lines(self, text):
+    def console_lines(self, text: str) -> List[str]:
         with open(self.console, errors="replace") as f:
             return [line.rstrip() for line in f if text in line]
 
-    def reseed_lines(self, forked=True, text=console.RESEED):
+    def reseed_lines(self, forked: bool = True, text: str = console.RESEED) -> List[str]:
         """This restore's reseed lines (or text's). The kernel logs from a
         worker after it acted on the fork, so a clone can answer before its
         line is out: wait up to 10 s for one after a fork, 2 s where none is
@@ -223,7 +233,7 @@ class Guest:
                 return lines
             time.sleep(0.05)
 
-    def quit(self):
+    def quit(self) -> None:
         try:
             self.qmp.cmd("quit")  # lets QEMU flush and remove its sockets
         except Exception:
@@ -238,7 +248,7 @@ class Guest:
             if s:
                 s.close()
 
-    def describe(self):
+    def describe(self) -> str:
         with open(self.stderr_path, errors="replace") as f:
             err = f.read().strip()
         return ("--- %s: %s\n%s%s" % (self.name, " ".join(self.argv),
@@ -249,7 +259,10 @@ class Guest:
 RUN_ON = (0, 6, 30)
 
 
-def retry(tag, tries, attempt, settled, show):
+# Callers annotate what they keep (tries: List[X] = retry(...)): mypy 1.0
+# infers T as object inside their lambdas otherwise.
+def retry(tag: str, tries: int, attempt: Callable[[int], T], settled: Callable[[T], bool],
+          show: Callable[[T], str]) -> List[T]:
     """Snapshot until the same-GUID control repeats: the one retry policy.
 
     Early in boot the crng reseeds itself every few seconds; when that is
@@ -260,7 +273,7 @@ def retry(tag, tries, attempt, settled, show):
     returned: a repeat between fresh GUIDs in any try is the caller's FAIL,
     whatever later tries say.
     """
-    done = []
+    done: List[T] = []
     for t in range(tries):
         done.append(attempt(t))
         ok = settled(done[-1])
@@ -274,7 +287,8 @@ def retry(tag, tries, attempt, settled, show):
 class Fleet:
     """Every guest and file of one run, torn down together whatever happens."""
 
-    def __init__(self, obj=None, tag="fork", splats=True, devices="vmgenid"):
+    def __init__(self, obj: Optional[str] = None, tag: str = "fork", splats: bool = True,
+                 devices: str = "vmgenid") -> None:
         if devices not in qemu.DEVICES:
             raise ValueError("devices %r: one of %s" % (devices, ", ".join(qemu.DEVICES)))
         self.kernel, self.initrd, self.accel = qemu.guest_files(obj)
@@ -285,12 +299,13 @@ class Fleet:
         self.work = tempfile.mkdtemp(prefix=tag + ".", dir=root)
         tmp = os.environ.get("TMPDIR", "/tmp")
         self.sockdir = tempfile.mkdtemp(prefix="vmfork-", dir=tmp if len(tmp) < 48 else "/tmp")
-        self.guests, self.files = [], []
+        self.guests: List[Guest] = []
+        self.files: List[str] = []
         self.keep = qemu.RUN.keep
         self.splats = splats  # False: a test that expects a splat judges it itself
 
-    def boot(self, name, serve="records", ready="RECORD-SERVER-READY", timeout=120, append="",
-             counter_start=1, flags=0):
+    def boot(self, name: str, serve: str = "records", ready: str = "RECORD-SERVER-READY",
+             timeout: float = 120, append: str = "", counter_start: int = 1, flags: int = 0) -> Guest:
         """A source guest. With vmclock, it starts paused, gets
         vm_generation_counter = counter_start (and flags), then runs; QEMU
         must not have rewritten that by the time the guest is up."""
@@ -311,40 +326,43 @@ class Fleet:
         g.wait_console(r"Switched to clocksource (?!tsc-early)\S+", 30)
         return g
 
-    def clone(self, name, snapshot, guid="auto", counter=None):
+    def clone(self, name: str, snapshot: str, guid: Optional[str] = "auto",
+              counter: Optional[bool] = None) -> Guest:
         """A clone of snapshot with guid (auto: a fresh one). counter: write
         vm_generation_counter = saved + 1 before it runs (default: when the
         fleet has vmclock and the clone is a fork, guid auto; a clone of the
         source's generation keeps its counter); False is the same-counter
         control."""
-        counter = self.vmclock and guid == "auto" if counter is None else counter
-        if counter and not self.vmclock:
+        bump = self.vmclock and guid == "auto" if counter is None else counter
+        if bump and not self.vmclock:
             raise ValueError("counter=True needs vmclock, not devices=%s" % self.devices)
         g = Guest(self, name, guid=guid, snapshot=snapshot)
         # Connected before it runs: what the guest prints at once after the
         # resume would be dropped by a server socket without a client.
         g._connect()
-        g.wait_running(before_cont=(lambda: g.vmclock_loaded(counter)) if self.vmclock else None)
+        g.wait_running(before_cont=(lambda: g.vmclock_loaded(bump)) if self.vmclock else None)
         return g
 
-    def pairs(self, snapshot, guid, collect, suffix=""):
+    def pairs(self, snapshot: str, guid: Optional[str], collect: Callable[[Guest], T],
+              suffix: str = "") -> Dict[str, T]:
         """Two clones with fresh GUIDs (and a new counter, with vmclock) and
         two with guid (the source's: the control, with the source's counter),
         one after another: {fresh1, fresh2, same1, same2: collect(clone)}."""
-        got = {}
+        got: Dict[str, T] = {}
         for name, g in (("fresh1", "auto"), ("fresh2", "auto"), ("same1", guid), ("same2", guid)):
             c = self.clone(name + suffix, snapshot, g)
             got[name] = collect(c)
             c.quit()
         return got
 
-    def snapfile(self, name):
+    def snapfile(self, name: str) -> str:
         return os.path.join(self.work, name + ".snap")
 
-    def __enter__(self):
+    def __enter__(self) -> "Fleet":
         return self
 
-    def __exit__(self, etype, exc, tb):
+    def __exit__(self, etype: Optional[Type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> Literal[False]:
         if etype is not None and etype is not KeyboardInterrupt:
             print("fork harness failed: %s" % exc, file=sys.stderr)
             for g in self.guests:

@@ -20,9 +20,11 @@ they are shown, not judged. base-* show base behaviour the series must
 keep (a reseed logged once on the notification, WireGuard's new keys),
 and stock passes them too, as the controls.
 """
+import argparse
 import itertools
 import sys
 import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import fleet, qemu, result
 
@@ -36,9 +38,17 @@ SERIES = {"first-record-differs": "first-record-repeats", "chain": "chain-repeat
           "first-call-positions": "first-call-repeats"}
 POSITIONS = 10  # snapshots one call apart (positions())
 STOCK_RUNS = 3  # stock must show each of SERIES in one of at most this many runs
+# Any: what the guest answered, by key. collect()'s recs (fleet.Records),
+# forks and reseeds (int), ping and hs (str).
+Clone = Dict[str, Any]
+# attempt()'s: a Clone per clone name, and the source's handshake ("hs0")
+# and fresh1's snapshot ("snap"), both str.
+Try = Dict[str, Any]
+# evaluate()'s [(test, [why it failed])].
+Outcome = List[Tuple[str, List[str]]]
 
 
-def collect(c, nrec, forked=True):
+def collect(c: fleet.Guest, nrec: int, forked: bool = True) -> Clone:
     """Everything a test needs from one clone, records first."""
     recs = c.records(nrec)
     # A record the server could not draw is no record: never "differs".
@@ -51,13 +61,14 @@ def collect(c, nrec, forked=True):
             "hs": c.value("wgpair hs", "HS")}
 
 
-def same(x, y, iface):
+def same(x: Clone, y: Clone, iface: str) -> List[int]:
     """Record numbers of iface where x and y produced identical bytes."""
     return [n for n in sorted(x["recs"]) if x["recs"][n][0] == iface and
             y["recs"].get(n) == x["recs"][n]]
 
 
-def fork_all(fl, t0, nrec):
+def fork_all(fl: fleet.Fleet, t0: float, nrec: int
+             ) -> Tuple[List[Try], Dict[str, Clone], List[Tuple[str, str]]]:
     """Source, five clones of one snapshot per try, and two more generations.
 
     Returns the tries ({clone: collect()} each, with the source's handshake
@@ -70,10 +81,10 @@ def fork_all(fl, t0, nrec):
 
     # Fresh clones and the same-GUID control pair always come from one
     # snapshot, retaken (fleet.retry) when the control did not repeat.
-    def attempt(t):
+    def attempt(t: int) -> Try:
         if t:
             src.run_on(t)
-        got = {"hs0": src.value("wgpair hs", "HS")}
+        got: Try = {"hs0": src.value("wgpair hs", "HS")}
         time.sleep(1.5)  # a new handshake must land in a later second than hs0
         src.records(3)
         up = src.value("forks", "UPTIME")
@@ -90,12 +101,12 @@ def fork_all(fl, t0, nrec):
             c.quit()
         return got
 
-    tries = fleet.retry("fork", CONTROL_TRIES, attempt,
-                        lambda g: all(same(g["same1"], g["same2"], i) for i in IFACES),
-                        lambda g: "new GUIDs %s" % ("; ".join(diverge(g, i) for i in IFACES
-                                                              if diverge(g, i)) or "all differ"))
+    tries: List[Try] = fleet.retry(
+        "fork", CONTROL_TRIES, attempt,
+        lambda g: all(same(g["same1"], g["same2"], i) for i in IFACES),
+        lambda g: "new GUIDs %s" % ("; ".join(diverge(g, i) for i in IFACES if diverge(g, i)) or "all differ"))
     src.qmp.cmd("cont")  # runs on beside the chain: positions() wants some uptime
-    chain = {}
+    chain: Dict[str, Clone] = {}
     for name, sn in (("gen2", tries[-1]["snap"]), ("gen2b", tries[-1]["snap"])):
         c = fl.clone(name, sn)
         chain[name] = collect(c, nrec)
@@ -113,7 +124,7 @@ def fork_all(fl, t0, nrec):
     return tries, chain, pos
 
 
-def positions(src, fl):
+def positions(src: fleet.Guest, fl: fleet.Fleet) -> List[Tuple[str, str]]:
     """[(source's next record, a fresh clone's first)] at POSITIONS
     snapshots of the running, idle source, one getrandom() call apart.
 
@@ -141,7 +152,7 @@ def positions(src, fl):
 FRESH = ("fresh1", "fresh2", "fresh3")
 
 
-def diverge(got, iface, first=None):
+def diverge(got: Try, iface: Optional[str], first: Optional[bool] = None) -> str:
     """The records alike between fresh-GUID clones of one try, said: of iface
     (None: any), only the first after the restore (first=True), only later
     ones (False), or all (None)."""
@@ -159,9 +170,9 @@ def diverge(got, iface, first=None):
                      for r in [[n for n in same(got[x], got[y], i) if keep(n)]] if r)
 
 
-def evaluate(tries, chain, pos):
+def evaluate(tries: List[Try], chain: Dict[str, Clone], pos: List[Tuple[str, str]]) -> Outcome:
     """[(test, [why it failed])]: fresh clones of every try, control of the last."""
-    out = []
+    out: Outcome = []
     depth = {"fresh1": 1, "fresh2": 1, "fresh3": 1, "same1": 0, "same2": 0}
     clones = [("%s/try %d" % (n, t + 1), got[n], d) for t, got in enumerate(tries) for n, d in depth.items()]
     clones += [(n, chain[n], d) for n, d in (("gen2", 2), ("gen2b", 2), ("gen3", 3), ("gen3b", 3))]
@@ -185,10 +196,10 @@ def evaluate(tries, chain, pos):
                                                 "; ".join(bad)] if bad else []))
     last = tries[-1]
     for iface in IFACES:
-        n = [k for k in last["same1"]["recs"] if last["same1"]["recs"][k][0] == iface]
+        nums = [k for k in last["same1"]["recs"] if last["same1"]["recs"][k][0] == iface]
         s = same(last["same1"], last["same2"], iface)
-        bad = [] if n and s == sorted(n) else \
-            ["same-GUID clones repeated %d of %d records (want all)" % (len(s), len(n))]
+        bad = [] if nums and s == sorted(nums) else \
+            ["same-GUID clones repeated %d of %d records (want all)" % (len(s), len(nums))]
         out.append(("control-" + iface, bad))
 
     bad = []
@@ -204,11 +215,12 @@ def evaluate(tries, chain, pos):
     out.append(("base-wireguard", bad))
 
     members = [("fresh1", last["fresh1"])] + sorted(chain.items())
-    seen, bad = {}, []
+    seen: Dict[str, str] = {}
+    bad = []
     for m, g in members:
-        for n, (iface, v) in sorted(g["recs"].items()):
+        for num, (iface, v) in sorted(g["recs"].items()):
             if v in seen:
-                bad.append("%s and %s record %d (%s) identical" % (seen[v], m, n, iface))
+                bad.append("%s and %s record %d (%s) identical" % (seen[v], m, num, iface))
             seen[v] = m
     out.append(("chain", bad))
 
@@ -219,21 +231,21 @@ def evaluate(tries, chain, pos):
     return out
 
 
-def unshown(outs):
+def unshown(outs: Sequence[Outcome]) -> List[str]:
     """What the series claims that no run of outs failed: on stock, what
     is not yet shown to be the series' doing."""
     return [n for n in SERIES if not any(why for out in outs for m, why in out if m == n)]
 
 
-def on_stock(outs, kernel="stock"):
+def on_stock(outs: Sequence[Outcome], kernel: str = "stock") -> Outcome:
     """[(name, [why])] of evaluate() on the stock kernel, one out per run,
     judged: what the series claims must fail there in some run, base-* and
     the controls pass in every run; the records of later requests, which
     stock repeats only when its notification came late, are left out
     (main() prints them)."""
-    def runs(name):
+    def runs(name: str) -> List[Tuple[int, List[str]]]:
         return [(k, why) for k, out in enumerate(outs) for n, why in out if n == name]
-    judged = []
+    judged: Outcome = []
     for name, _ in outs[0]:
         if name.startswith("records-differ-"):
             continue
@@ -247,7 +259,7 @@ def on_stock(outs, kernel="stock"):
     return judged
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--records", type=int, default=NREC,
                    help="records per clone, the interfaces in turn (default %(default)s)")
     p.add_argument("--kernel", choices=qemu.KERNELS, default="patched",
@@ -255,7 +267,7 @@ def add_args(p):
                    "KERNEL-*); a planted fault (tests/kernels/) is judged as patched")
 
 
-def run_once(a, t0):
+def run_once(a: argparse.Namespace, t0: float) -> Outcome:
     """evaluate() of one fork_all() in a fleet of its own."""
     with fleet.Fleet(obj=qemu.obj_of(a.kernel), tag="run") as fl:
         out = evaluate(*fork_all(fl, t0, a.records))
@@ -268,7 +280,7 @@ def run_once(a, t0):
     return out
 
 
-def main(a):
+def main(a: argparse.Namespace) -> int:
     if a.records < len(IFACES):
         sys.exit("fork: --records %d: at least one per interface (%d)" % (a.records, len(IFACES)))
     t0 = time.monotonic()

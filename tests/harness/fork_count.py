@@ -19,10 +19,13 @@ vmclock; counted by reseed lines, its counter-only and vmclock-only
 clones must show 0 (what the series fixes), its new-GUID clone 1 (the
 count can be non-zero there).
 """
+import argparse
 import random
 import time
+from typing import Container, Dict, List, Optional, Tuple
 
 from . import fleet, qemu, result
+from .result import Result
 
 NAME = "fork-count-cases"
 # case, fresh GUID, counter bumped, forks it must count
@@ -32,9 +35,11 @@ VMCLOCK_ONLY = ("vmclock-only", True, True, 1)  # on a "vmclock" source
 # Stock: the counter alone must go unseen, a new GUID seen (by the console).
 STOCK = {"both": 1, "counter-only": 0, "vmclock-only": 0}
 RUN_S = 2  # each "both" clone runs this long before it is asked
+# run()'s per case: (C0, fork_events, reseed lines); None: no fork_events.
+Counted = Tuple[Optional[int], Optional[int], int]
 
 
-def count(lines):
+def count(lines: List[str]) -> Optional[int]:
     """fork_events from forkcount.sh's COUNT line: int, None if the kernel
     has none; GuestError if the line is missing or odd."""
     for l in lines:
@@ -47,21 +52,22 @@ def count(lines):
     raise fleet.GuestError("no COUNT line: %s" % " | ".join(lines))
 
 
-def problems(want, reseeds, c0=None, n=None, counted=True):
+def problems(want: int, reseeds: int, c0: Optional[int] = None, n: Optional[int] = None,
+             counted: bool = True) -> List[str]:
     """What is wrong with a clone that must count want forks: fork_events
     went c0 -> n (counted=False: a kernel without it, judged by its
     console alone), its console has reseeds reseed lines. [] if nothing."""
     out = []
     if counted and (c0 is None or n is None):
         out.append("no fork_events (source %s, clone %s)" % (c0, n))
-    elif counted and n != c0 + want:
+    elif counted and c0 is not None and n is not None and n != c0 + want:
         out.append("fork_events %d -> %d, want %d" % (c0, n, c0 + want))
     if reseeds != want:
         out.append("%d reseed line(s) on its console, want %d" % (reseeds, want))
     return out
 
 
-def source(fl):
+def source(fl: fleet.Fleet) -> Tuple[Optional[int], str, Optional[str]]:
     """Boot, wait for the crng, read C0, snapshot: (C0, file, GUID)."""
     src = fl.boot("src", counter_start=random.SystemRandom().randrange(1 << 20, 1 << 40))
     lines = src.run("forkcount ready", timeout=60)
@@ -74,7 +80,8 @@ def source(fl):
     return c0, snap, guid
 
 
-def clone_count(fl, snap, guid, case, fresh, counter, want):
+def clone_count(fl: fleet.Fleet, snap: str, guid: Optional[str], case: str, fresh: bool, counter: bool,
+                want: int) -> Tuple[Optional[int], int]:
     """One clone of snap for a case of CASES: (fork_events, reseed lines)."""
     c = fl.clone(case, snap, "auto" if fresh else guid, counter=counter)
     if fl.devices == "both":
@@ -89,11 +96,11 @@ def clone_count(fl, snap, guid, case, fresh, counter, want):
     return n, lines
 
 
-def run(kernel, cases):
+def run(kernel: str, cases: Container[str]) -> Tuple[Dict[str, Counted], str]:
     """{case: (C0, fork_events, reseed lines)} on kernel, and its accel.
     Every clone waits for its reseed line as long as a fork would (10 s)
     where its case wants one: stock's 0 there is no line cut short."""
-    got = {}
+    got: Dict[str, Counted] = {}
     for devices, todo in (("both", [c for c in CASES if c[0] in cases]),
                           ("vmclock", [VMCLOCK_ONLY] if VMCLOCK_ONLY[0] in cases else [])):
         with fleet.Fleet(qemu.obj_of(kernel), tag=NAME, devices=devices) as fl:
@@ -110,15 +117,16 @@ def run(kernel, cases):
     return got, fl.accel
 
 
-def main(a):
-    out, t0 = [], time.monotonic()
+def main(a: argparse.Namespace) -> int:
+    out: List[Result] = []
+    t0 = time.monotonic()
     want = {c[0]: c[3] for c in CASES + (VMCLOCK_ONLY,)}
     got, accel = run("patched", want)
     for case, w in want.items():
         c0, n, lines = got[case]
         bad = problems(w, lines, c0, n)
         out.append(result.verdict("%s-%s" % (NAME, case), not bad, "; ".join(bad) or
-                                   "fork_events %d -> %d, %d reseed line(s)" % (c0, n, lines)))
+                                   "fork_events %s -> %s, %d reseed line(s)" % (c0, n, lines)))
     t1 = time.monotonic()
     got, _ = run("stock", STOCK)
     bad = ["%s: %s" % (case, "; ".join(problems(w, got[case][2], counted=False)))

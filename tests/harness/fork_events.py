@@ -13,10 +13,13 @@ between them is printed. With --devices vmclock (the harness writes
 the counter as the VMM, no notification), the RNG acts on the restore at
 its next use: the same checks, test names fork-events-vmclock-*.
 """
+import argparse
 import re
 import statistics
+from typing import Dict, List, Optional, Tuple, Union
 
 from . import fleet, qemu, result
+from .result import Verdict
 
 POLLERS = 64
 # The pollers' own timeout is long: a restored guest's clock may jump by
@@ -24,15 +27,18 @@ POLLERS = 64
 # are the host's: WAKE_S for a clone that must wake, QUIET_S for the control.
 BOUND_MS = 300000
 WAKE_S, QUIET_S = 30, 5
+# parse()'s: the FE line's fields (str) and "pending" (bool), "draw" (str
+# or None); the COUNT; the printk times of "reseed" and "woke"; the FE line.
+Parsed = Tuple[Dict[str, Union[str, bool, None]], str, Dict[str, float], str]
 
 
-def parse(lines):
+def parse(lines: List[str]) -> Parsed:
     fe = next((l for l in lines if l.startswith("FE ")), "FE none")
-    vals = dict(re.findall(r"(\w+)=([\d.]+)", fe))
+    vals: Dict[str, Union[str, bool, None]] = dict(re.findall(r"(\w+)=([\d.]+)", fe))
     vals["pending"] = fe == "FE pending"
     count = next((l.split()[1] for l in lines if l.startswith("COUNT ")), "?")
     vals["draw"] = next((l.split()[1] for l in lines if l.startswith("FE-DRAW ")), None)
-    ts = {}
+    ts: Dict[str, float] = {}
     for l in lines:
         m = re.match(r"KMSG \[\s*([\d.]+)\] (.*)", l)
         if m:
@@ -40,16 +46,18 @@ def parse(lines):
     return vals, count, ts, fe
 
 
-def restore(fl, a, name, snap, guid, then_start=False):
+def restore(fl: fleet.Fleet, a: argparse.Namespace, name: str, snap: str, guid: Optional[str],
+            then_start: bool = False) -> Tuple[Parsed, str]:
     """A clone: guid "auto" is a fork (a new GUID, a new counter), else the
-    source's generation (its GUID, its counter): the control."""
+    source's generation (its GUID, its counter): the control. With
+    then_start, its own snapshot with pollers started, else ''."""
     c = fl.clone(name, snap, guid)
     wait = QUIET_S if guid != "auto" else WAKE_S
     lines = c.run("fepoll result %d" % wait, timeout=wait + 30)
     if a.debug:
         print(name, lines)
     got = parse(lines)
-    snap_next = None
+    snap_next = ""
     if then_start:
         c.run("fepoll start %d %d" % (a.pollers, BOUND_MS))
         snap_next = c.snapshot(fl.snapfile(name))
@@ -57,16 +65,17 @@ def restore(fl, a, name, snap, guid, then_start=False):
     return got, snap_next
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pollers", type=int, default=POLLERS, help="guest threads in poll() (default %(default)s)")
     p.add_argument("--debug", action="store_true", help="print what each clone's pollers reported")
     qemu.add_devices_arg(p)
 
 
-def latencies(got):
+def latencies(got: Dict[str, Parsed]) -> Tuple[List[float], List[str]]:
     """Reseed line -> pollers back, in ms, for each restore of the chain
     that logged both, and what each logged, said."""
-    lat, order = [], []
+    lat: List[float] = []
+    order: List[str] = []
     for name in ("fresh", "gen2", "gen3"):
         ts = got[name][2]
         if "reseed" in ts and "woke" in ts:
@@ -76,11 +85,11 @@ def latencies(got):
     return lat, order
 
 
-def verdicts(pre, pollers, got):
+def verdicts(pre: str, pollers: int, got: Dict[str, Parsed]) -> List[Verdict]:
     """[(test, ok, why)]; got: {fresh, same, fresh-b, gen2, gen3: parse() of
     that restore's 'fepoll result'}, pollers: how many were started.
     Pure: unit-tested (tests/harness/unit.py)."""
-    out = []
+    out: List[Verdict] = []
     a, _, _, fea = got["fresh"]
     d, cd, _, fed = got["same"]
     b = got["fresh-b"][0]
@@ -88,7 +97,7 @@ def verdicts(pre, pollers, got):
     a3, c3, _, fe3 = got["gen3"]
     lat, order = latencies(got)
 
-    def check(name, ok, why):
+    def check(name: str, ok: object, why: str) -> None:
         out.append((name, bool(ok), why))
 
     n = str(pollers)
@@ -114,7 +123,7 @@ def verdicts(pre, pollers, got):
     return out
 
 
-def main(opts):
+def main(opts: argparse.Namespace) -> int:
     pre = qemu.named("fork-events", opts.devices)
     with fleet.Fleet(tag="fe", devices=opts.devices) as fl:
         src = fl.boot("src")
@@ -126,7 +135,7 @@ def main(opts):
         src.quit()
         if not any(l.startswith("# ready") for l in ready):
             return result.report([result.verdict(pre + "-wake", False, "pollers never started: " + " | ".join(ready))])
-        got = {}
+        got: Dict[str, Parsed] = {}
         got["fresh"], snap_a = restore(fl, opts, "fresh", snap, "auto", then_start=True)
         got["same"], _ = restore(fl, opts, "same", snap, guid)
         got["fresh-b"], _ = restore(fl, opts, "fresh-b", snap, "auto")

@@ -6,9 +6,12 @@ is done. The kernels that boot and fork in QEMU are configured as shipped,
 without KUnit. Every case in CASES must run and pass, no more and no
 fewer; a SKIP fails, since the feature exists on the patched kernel.
 """
+import argparse
 import os
+from typing import List, Optional, Tuple
 
 from . import console, qemu, result
+from .result import Result
 
 SUITE = "random_vmfork"
 # Pinned: a case dropped or renamed in the series fails here, not silently.
@@ -20,11 +23,11 @@ CASES = ("vmfork_neither_changes", "vmfork_both_change", "vmfork_counter_changes
 OBJ = os.path.join(qemu.BUILD, "uml-kunit")
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--parse", metavar="LOG", help="judge a captured console log, no boot")
 
 
-def cases(log, parse_only=False, timeout=300):
+def cases(log: str, parse_only: bool = False, timeout: float = 300) -> Tuple[bool, Optional[console.Test]]:
     """Run the UML kernel (unless parse_only) and return (finished, the suite or None)."""
     ok = True
     if not parse_only:
@@ -35,7 +38,7 @@ def cases(log, parse_only=False, timeout=300):
     return ok, console.parse(console.read(log)).find(SUITE)
 
 
-def judge(label, ok, suite, log):
+def judge(label: str, ok: bool, suite: Optional[console.Test], log: str) -> List[Result]:
     """The Results of one boot's suite."""
     name = "kunit-" + label
     if not ok:
@@ -43,7 +46,7 @@ def judge(label, ok, suite, log):
     if suite is None:
         return [result.verdict(name, False, "suite %s did not run (CONFIG_RANDOM_VMFORK_KUNIT_TEST?); log %s"
                                % (SUITE, log))]
-    out = []
+    out: List[Result] = []
     got = [t.name for t in suite.subtests]
     if tuple(got) != CASES:
         out.append(result.verdict(name + "-cases", False, "ran %s, want %s; log %s" % (got, list(CASES), log)))
@@ -57,7 +60,7 @@ def judge(label, ok, suite, log):
     return out
 
 
-def main(a):
+def main(a: argparse.Namespace) -> int:
     if a.parse:
         return result.report(judge("parsed", *cases(a.parse, True), a.parse))
     log = os.path.join(qemu.BUILD, "logs", "kunit-uml.log")

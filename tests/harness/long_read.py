@@ -21,19 +21,23 @@ before the snapshot. With --devices vmclock or both, the harness writes
 vmclock's counter as the VMM: new clones get the saved value plus one,
 the controls the saved value.
 """
+import argparse
 import os
 import time
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import fleet, qemu, result
+from .result import Verdict
 
 IFACES = ("getrandom", "urandom")
 PAGE = 4096
 PROBE = 64  # bytes read at the start of a page to tell written from zero
 
 
-def tails(c, timeout=180):
+def tails(c: fleet.Guest, timeout: float = 180) -> Dict[str, Tuple[str, str, List[str]]]:
     """{iface: (tail hash, seconds, [page hashes])} once both reads of c end."""
-    got, pages = {}, {i: [] for i in IFACES}
+    got: Dict[str, Tuple[str, str, List[str]]] = {}
+    pages: Dict[str, List[str]] = {i: [] for i in IFACES}
     while len(got) < len(IFACES):
         line = c.readline(timeout)
         if line.startswith(("ERROR", "END")):
@@ -49,9 +53,9 @@ def tails(c, timeout=180):
     return got
 
 
-def printed(g, wait=0.5):
+def printed(g: fleet.Guest, wait: float = 0.5) -> List[str]:
     """The lines g had printed when it stopped (it is paused: no more come)."""
-    out = []
+    out: List[str] = []
     try:
         while True:
             out.append(g.readline(wait))
@@ -59,7 +63,7 @@ def printed(g, wait=0.5):
         return out
 
 
-def first_zero(written, n):
+def first_zero(written: Callable[[int], bool], n: int) -> int:
     """The first page index in [0, n] for which written(page) is False;
     written is True on a prefix of the pages (n: all are written)."""
     lo, hi = 0, n
@@ -72,14 +76,14 @@ def first_zero(written, n):
     return lo
 
 
-def cut_page(g, addr, npages, work):
+def cut_page(g: fleet.Guest, addr: int, npages: int, work: str) -> int:
     """Where the stopped guest's read of the buffer at addr had got: the
     first page that still starts with zeros. Read through each vCPU's page
     tables in turn: the reading threads' vCPUs map the buffer, an idle one
     may not, which its first page (written before any stop) shows."""
     path = os.path.join(work, "probe.%x" % addr)
     for cpu in (0, 1):
-        def head(page):
+        def head(page: int) -> bytes:
             g.qmp.cmd("memsave", val=addr + page * PAGE, size=PROBE, filename=path,
                       **{"cpu-index": cpu})
             with open(path, "rb") as f:
@@ -93,16 +97,17 @@ def cut_page(g, addr, npages, work):
     raise fleet.GuestError("%s: buffer 0x%x readable on neither vCPU" % (g.name, addr))
 
 
-def left_stream(clone, control):
+def left_stream(clone: Sequence[str], control: Sequence[str]) -> Optional[int]:
     """The first page where clone differs from control; None if it never does."""
     return next((i for i, (a, b) in enumerate(zip(clone, control)) if a != b), None)
 
 
-def judge(name, cut, pages, repeats):
+def judge(name: str, cut: int, pages: Dict[str, List[str]], repeats: bool) -> List[Verdict]:
     """Verdicts for one interface. pages: {clone name: [page hashes]},
     fresh1/fresh2 forked, same1/same2 the controls; cut: the first page
     the stopped source had not started. Pure: unit-tested (tests/harness/unit.py)."""
-    out, ctl = [], pages["same1"]
+    out: List[Verdict] = []
+    ctl = pages["same1"]
     n = len(ctl)
     alike = sum(a == b for a, b in zip(pages["same1"], pages["same2"]))
     out.append((name + "-control", alike == n and n > cut,
@@ -126,8 +131,8 @@ def judge(name, cut, pages, repeats):
                     % (f, "never" if d is None else d, cut, cut, cut + 1, same_after,
                        n - (d or n))))
     if not repeats:
-        d = [left_stream(pages[f], ctl) for f in ("fresh1", "fresh2")]
-        start = max(x for x in d if x is not None) if any(x is not None for x in d) else n
+        left = [left_stream(pages[f], ctl) for f in ("fresh1", "fresh2")]
+        start = max(x for x in left if x is not None) if any(x is not None for x in left) else n
         alike = sum(a == b for a, b in zip(pages["fresh1"][start:], pages["fresh2"][start:]))
         out.append((name + "-siblings", start < n and alike == 0,
                     "the two forked clones agree on %d of the %d pages after both left the "
@@ -135,7 +140,7 @@ def judge(name, cut, pages, repeats):
     return out
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mib", type=int, help="MiB per read (default 64; 24 on a KASAN kernel, "
                    "whose shadow leaves two 64 MiB buffers no room in 256 MiB)")
     p.add_argument("--kernel", choices=qemu.KERNELS, default="patched",
@@ -145,17 +150,17 @@ def add_args(p):
     qemu.add_devices_arg(p)
 
 
-def main(a):
+def main(a: argparse.Namespace) -> int:
     obj, repeats = qemu.obj_of(a.kernel), a.kernel in qemu.REPEATS
     kasan = "CONFIG_KASAN=y" in qemu.kernel_config(obj)
     mib = a.mib or (24 if kasan else 64)
     name = qemu.named("long-read" + ("" if a.kernel == "patched" else "-" + a.kernel), a.devices)
     t0 = time.monotonic()
-    out = []
+    out: List[Verdict] = []
     with fleet.Fleet(obj=obj, tag="longread", devices=a.devices) as fl:
         src = fl.boot("src")
         src.send("run bigread %d" % mib)
-        bufs = {}
+        bufs: Dict[str, Tuple[int, int]] = {}
         while set(bufs) != set(IFACES):
             parts = src.readline(60).split()
             if parts[:1] != ["READING"] or len(parts) != 4:

@@ -3,7 +3,7 @@
 
 Each phase is one command. Its results reach the runner through one
 channel, the result file the runner names in VMFORK_RESULTS
-(harness/result.py, scripts/result.sh), never by reading its output back;
+(harness/result.py, scripts/lib/result.sh), never by reading its output back;
 its result lines and progress lines in brackets are shown as they come.
 Everything a phase printed, its results, its exit status and a one-line
 summary are kept in build/results/PHASE/{log,results,rc,summary} (make
@@ -15,6 +15,7 @@ where its feature must exist) or an ERROR, that reports one name twice,
 or whose printed results and recorded ones differ in number (a result
 printed past report()) counts as a failure.
 """
+import argparse
 import dataclasses
 import os
 import queue
@@ -25,8 +26,10 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from . import qemu, result
+from .result import Result
 
 # The pipeline, declared once: tests/run-debug, the README's phase table
 # and tests/vmtest unit are checked against it. Flags: '&' runs in the
@@ -138,7 +141,7 @@ SHOWN = re.compile(r"^(PASS|FAIL|SKIP|ERROR) |^\[|error")
 HEARTBEAT = 30
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only", default=os.environ.get("ONLY", ""), metavar="'PHASE ...'",
                    help="run these phases only, in the table's order (env ONLY)")
     g = p.add_mutually_exclusive_group()
@@ -148,7 +151,7 @@ def add_args(p):
                    help="make test-stable's phases (flag S): the fixes on the previous base")
 
 
-def suite(flags, debug=False, stable=False):
+def suite(flags: str, debug: bool = False, stable: bool = False) -> bool:
     """Whether a phase with these flags is in make test (neither option),
     make test-debug or make test-stable."""
     if stable:
@@ -158,7 +161,7 @@ def suite(flags, debug=False, stable=False):
     return not set(flags) & set("DS")
 
 
-def selected(only="", debug=False, stable=False):
+def selected(only: str = "", debug: bool = False, stable: bool = False) -> List[Tuple[str, str, str]]:
     """The phases to run, in order, joins kept."""
     names = only.split()
     unknown = set(names) - {n for n, _, _ in PHASES if n != "join"}
@@ -169,7 +172,7 @@ def selected(only="", debug=False, stable=False):
         name in names if names else suite(flags, debug, stable))]
 
 
-def _feed(stream, lines):
+def _feed(stream: Iterable[str], lines: "queue.Queue[Optional[str]]") -> None:
     """A phase's output, line by line, then None at its end."""
     for line in stream:
         lines.put(line)
@@ -177,20 +180,20 @@ def _feed(stream, lines):
 
 
 class Runner:
-    def __init__(self, results, slow=1):
+    def __init__(self, results: str, slow: int = 1) -> None:
         self.results, self.slow = results, slow
         self.lock = threading.Lock()
-        self.counts = {}  # phase: (passed, failed), as its summary says
-        self.all = []  # every phase's results, named PHASE/NAME
+        self.counts: Dict[str, Tuple[int, int]] = {}  # phase: (passed, failed), as its summary says
+        self.all: List[Result] = []  # every phase's results, named PHASE/NAME
 
-    def say(self, line, buf=None):
+    def say(self, line: str, buf: Optional[List[str]] = None) -> None:
         if buf is not None:
             buf.append(line)
             return
         with self.lock:
             print(line, flush=True)
 
-    def lane(self, todo, buf):
+    def lane(self, todo: List[Tuple[str, str]], buf: List[str]) -> None:
         """The background lane's phases, one after another."""
         for name, cmd in todo:
             try:
@@ -198,13 +201,15 @@ class Runner:
             except Exception as e:  # counted at the end: it left no summary
                 self.say("[phase %s: the runner failed: %s]" % (name, e), buf)
 
-    def phase(self, name, cmd, buf=None):
+    def phase(self, name: str, cmd: str, buf: Optional[List[str]] = None) -> None:
         """Run one phase; its lines go to stdout, or to buf (the lane)."""
         d = os.path.join(self.results, name)
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         t0 = time.monotonic()
-        lines, last = queue.Queue(), [time.monotonic(), ""]
+        lines: "queue.Queue[Optional[str]]" = queue.Queue()
+        # When a line or a heartbeat was last shown, and the phase's last line.
+        said_at, last_line = time.monotonic(), ""
         rfile = os.path.join(d, "results")
         with open(os.path.join(d, "log"), "w") as log:
             try:
@@ -216,7 +221,8 @@ class Runner:
                 log.write("%s\n" % e)
             if p:
                 threading.Thread(target=_feed, args=(p.stdout, lines), daemon=True).start()
-            limit, killed = LIMITS.get(name, LIMIT) * self.slow, False
+            limit = LIMITS.get(name, LIMIT) * self.slow
+            killed = 0.0  # when it was killed (time.monotonic()); 0: not
             while p:
                 if not killed and time.monotonic() - t0 > limit:
                     os.killpg(p.pid, signal.SIGKILL)  # its QEMUs too: one process group
@@ -233,13 +239,13 @@ class Runner:
                 if line:
                     log.write(line)
                     log.flush()
-                    last[1] = line.rstrip()
+                    last_line = line.rstrip()
                     if SHOWN.search(line):
                         self.say(line.rstrip(), buf)
-                        last[0] = time.monotonic()
-                if buf is None and time.monotonic() - last[0] >= HEARTBEAT:
-                    self.say("[phase %s: %.0fs, running: %s]" % (name, time.monotonic() - t0, last[1][:100]))
-                    last[0] = time.monotonic()
+                        said_at = time.monotonic()
+                if buf is None and time.monotonic() - said_at >= HEARTBEAT:
+                    self.say("[phase %s: %.0fs, running: %s]" % (name, time.monotonic() - t0, last_line[:100]))
+                    said_at = time.monotonic()
             rc = p.wait() if p else 127
         with open(os.path.join(d, "log"), errors="replace") as f:
             text = f.read()
@@ -265,12 +271,13 @@ class Runner:
         self.say("[phase %s: %.0fs]" % (name, secs), buf)
 
 
-def judge(name, cmd, rc, killed, res, printed):
+def judge(name: str, cmd: str, rc: Optional[int], killed: float, res: List[Result], printed: int
+          ) -> Tuple[List[Result], List[str]]:
     """The runner's own results for a phase that exited rc (None: it never
     started), was killed after killed seconds (or not: 0), recorded res and
     printed that many result lines; and the lines that show them."""
     n = {s: sum(r.status == s for r in res) for s in result.Status}
-    extra = []
+    extra: List[Result] = []
     if killed:
         extra.append(result.verdict(name, False, "killed after its limit of %ds (pipeline.LIMITS)" % killed))
     if n[result.Status.SKIP]:
@@ -291,7 +298,7 @@ def judge(name, cmd, rc, killed, res, printed):
     return extra, [r.line() for r in extra]
 
 
-def main(a):
+def main(a: argparse.Namespace) -> int:
     t0 = int(os.environ.get("T0", time.time()))
     try:
         phases = selected(a.only, a.debug, a.stable)
@@ -303,9 +310,11 @@ def main(a):
     if not a.only:
         shutil.rmtree(results, ignore_errors=True)
     os.makedirs(results, exist_ok=True)
-    run, queued, lane = Runner(results, 3 if a.debug else 1), [], None
+    run = Runner(results, 3 if a.debug else 1)
+    queued: List[Tuple[str, str]] = []  # (name, command) of '&' phases not yet started
+    lane: Optional[Tuple[threading.Thread, List[str], str]] = None  # (its thread, its lines, names)
 
-    def join():
+    def join() -> None:
         nonlocal lane, queued
         for name, cmd in queued:  # nothing ran in the foreground beside them
             run.phase(name, cmd)
@@ -330,7 +339,8 @@ def main(a):
             if queued and not lane:
                 names = " ".join(n for n, _ in queued)
                 run.say("[background: %s, beside the phases up to the next join]" % names)
-                buf, todo = [], list(queued)
+                buf: List[str] = []
+                todo = list(queued)
                 thread = threading.Thread(target=run.lane, args=(todo, buf))
                 thread.start()
                 lane, queued = (thread, buf, names), []

@@ -2,15 +2,30 @@
 guest tests, which console log, and what a result must be. A profile
 whose tests report in KTAP is one line here, not a script.
 """
+import argparse
 import os
+from typing import Dict, Tuple, TypedDict
 
 from . import boot, qemu, result
+
+
+# run and log in every profile, the rest optional (Python 3.9 has no NotRequired).
+class _Profile(TypedDict):
+    run: str
+    log: str
+
+
+class Profile(_Profile, total=False):
+    kernel: str
+    qemu: Tuple[str, ...]
+    skip: Tuple[str, str, str]
+
 
 # name: kernel ("stock": the base kernel), guest tests, console log, more
 # QEMU arguments, and optionally a result that must be a SKIP whose
 # reason says something: (result, words in its reason, the PASS line
 # that reports it).
-PROFILES = {
+PROFILES: Dict[str, Profile] = {
     "boot": {"run": "smoke", "log": "boot.log"},
     "smoke": {"run": "smoke,kselftest-random,perm", "log": "boot.log"},
     "vdso-selftests": {"run": "kselftest-vdso", "log": "vdso-selftests.log"},
@@ -27,11 +42,11 @@ PROFILES = {
 }
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("profile", choices=sorted(PROFILES))
 
 
-def main(a):
+def main(a: argparse.Namespace) -> int:
     prof = PROFILES[a.profile]
     obj = qemu.STOCK_OBJ if prof.get("kernel") == "stock" else a.obj
     ok, results, why = boot.run(prof["run"], obj, log=os.path.join(qemu.BUILD, "logs", prof["log"]),

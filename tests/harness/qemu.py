@@ -3,7 +3,7 @@
 Source guests and their clones must share machine type, memory and devices,
 so every QEMU command line in the project is built by qemu_argv() here.
 """
-import collections
+import argparse
 import json
 import os
 import re
@@ -11,15 +11,24 @@ import signal
 import socket
 import subprocess
 import time
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from . import console
+from .result import Result
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Where scripts/lib.sh builds: BUILD is shared with the bash half.
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
+
+
 # The run's settings, from tests/vmtest's options (cli.main sets it once):
 # the kernel build to boot, the accelerator, whether to keep fork logs.
-Settings = collections.namedtuple("Settings", "obj accel keep")
+class Settings(NamedTuple):
+    obj: Optional[str]
+    accel: Optional[str]
+    keep: bool
+
+
 RUN = Settings(None, None, False)
 
 
@@ -43,19 +52,19 @@ STABLE_KERNELS = ("stable", "stable-stock")
 QEMU = os.path.join(BUILD, "qemu", "bin", "qemu-system-x86_64")
 
 
-def qemu_bin():
+def qemu_bin() -> str:
     if not os.access(QEMU, os.X_OK):
         raise RuntimeError("no QEMU at %s: run scripts/getqemu (make deps)" % QEMU)
     return QEMU
 
 
-def default_obj():
+def default_obj() -> str:
     """The kernel build the tests use: --obj, else VMFORK_OBJ (the debug
     build, set by make test-debug for every phase), else build/obj."""
     return RUN.obj or os.environ.get("VMFORK_OBJ") or os.path.join(BUILD, "obj")
 
 
-def obj_of(kernel):
+def obj_of(kernel: str) -> str:
     """The build of a kernel by role: patched is --obj (make test-debug's
     kernel there), stock the base, a variant its build/variant-NAME/obj, stable
     and stable-stock the previous base with and without the fixes."""
@@ -65,9 +74,9 @@ def obj_of(kernel):
             "stable-stock": STABLE_STOCK_OBJ}.get(kernel) or default_obj()
 
 
-def symbol(obj, addr):
+def symbol(obj: str, addr: int) -> str:
     """The kernel function holding addr, from obj's System.map (no kallsyms in these kernels)."""
-    best = None
+    best: Optional[Tuple[int, str]] = None
     with open(os.path.join(obj, "System.map")) as f:
         for line in f:
             a, kind, sym = line.split()[:3]
@@ -76,17 +85,17 @@ def symbol(obj, addr):
     return best[1] if best else "?"
 
 
-def kernel_config(obj=None):
+def kernel_config(obj: Optional[str] = None) -> Set[str]:
     """obj's .config as a set of lines ("CONFIG_KASAN=y", ...)."""
     with open(os.path.join(obj or default_obj(), ".config")) as f:
         return {l.strip() for l in f}
 
 
-def kernel_path(obj=None):
+def kernel_path(obj: Optional[str] = None) -> str:
     return os.path.join(obj or default_obj(), "arch/x86/boot/bzImage")
 
 
-def initrd(obj=None):
+def initrd(obj: Optional[str] = None) -> str:
     """The initramfs with obj's own probe module appended, if it has one.
 
     Concatenated cpio archives are one initramfs to the kernel; modules
@@ -113,24 +122,26 @@ def initrd(obj=None):
 # Which generation devices a guest has: vmgenid (its GUID), vmclock (its
 # page's vm_generation_counter, which the harness writes as the VMM:
 # vmclock_page.py), or both. Source and clones must have the same.
-DEVICES = {"vmgenid": ("vmgenid",), "vmclock": ("vmclock",), "both": ("vmgenid", "vmclock")}
+DEVICES: Dict[str, Tuple[str, ...]] = {"vmgenid": ("vmgenid",), "vmclock": ("vmclock",),
+                                      "both": ("vmgenid", "vmclock")}
 
 
-def add_devices_arg(p):
+def add_devices_arg(p: argparse.ArgumentParser) -> None:
     """--devices, for a fork phase that runs on each setup (see named())."""
     p.add_argument("--devices", choices=sorted(DEVICES), default="vmgenid",
                    help="generation devices (default %(default)s; others add -DEVICES to the "
                    "test names; with vmclock the harness writes its counter as the VMM)")
 
 
-def named(name, devices):
+def named(name: str, devices: str) -> str:
     """A phase's test-name prefix on a device setup: vmgenid's is the plain one."""
     return name if devices == "vmgenid" else name + "-" + devices
 
 
-def qemu_argv(kernel, initrd, append, accel, console_log, guid="auto",
-              chardevs=(), qmp=None, incoming=None, extra=(), devices="vmgenid",
-              paused=False):
+def qemu_argv(kernel: str, initrd: str, append: str, accel: str, console_log: str,
+              guid: Optional[str] = "auto", chardevs: Sequence[str] = (), qmp: Optional[str] = None,
+              incoming: Optional[str] = None, extra: Sequence[str] = (), devices: str = "vmgenid",
+              paused: bool = False) -> List[str]:
     """One guest: q35, 256 MiB, 2 vCPUs, serial console to a file.
 
     chardevs: socket paths for ttyS1.. (guest programs talk over these).
@@ -174,7 +185,8 @@ def qemu_argv(kernel, initrd, append, accel, console_log, guid="auto",
     return argv + list(extra)
 
 
-def wait_for(path, pattern, timeout, proc=None):
+def wait_for(path: str, pattern: str, timeout: float,
+             proc: Optional[subprocess.Popen[bytes]] = None) -> Optional[re.Match[str]]:
     """Wait until the file at path matches pattern; return the match or None."""
     rx = re.compile(pattern, re.M)
     end = time.monotonic() + timeout
@@ -192,7 +204,7 @@ def wait_for(path, pattern, timeout, proc=None):
     return None
 
 
-def stop(proc, grace=5):
+def stop(proc: Optional[subprocess.Popen[bytes]], grace: float = 5) -> None:
     """End a QEMU process, politely first; never waits unbounded."""
     if proc is None or proc.poll() is not None:
         return
@@ -204,10 +216,11 @@ def stop(proc, grace=5):
         proc.wait(5)
 
 
-def uml(obj, args, log, timeout=180):
+def uml(obj: str, args: List[str], log: str, timeout: float = 180) -> Tuple[bool, str]:
     """Run the User-Mode Linux kernel obj/linux with args on the last CPU,
     its console into log; (finished in time with exit 0, console text)."""
-    argv = ["taskset", "-c", str(os.cpu_count() - 1), os.path.join(obj, "linux")] + args
+    # cpu_count() is None where it cannot tell: CPU 0, the one CPU there surely is.
+    argv = ["taskset", "-c", str((os.cpu_count() or 1) - 1), os.path.join(obj, "linux")] + args
     with open(log, "w") as f:
         # Its own session: UML forks helpers that a timeout must kill too.
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=f,
@@ -221,7 +234,7 @@ def uml(obj, args, log, timeout=180):
         return p.returncode == 0, f.read()
 
 
-def tail(path, n=25):
+def tail(path: str, n: int = 25) -> str:
     try:
         with open(path, errors="replace") as f:
             return "".join(f.readlines()[-n:])
@@ -229,15 +242,18 @@ def tail(path, n=25):
         return "(no console log)\n"
 
 
-def boot(kernel, initrd, run, accel, log, timeout=120, guid="auto", extra=(),
-         append="", devices="vmgenid", setup=None):
+def boot(kernel: str, initrd: str, run: str, accel: str, log: str, timeout: float = 120,
+         guid: Optional[str] = "auto", extra: Sequence[str] = (), append: str = "",
+         devices: str = "vmgenid", setup: "Optional[Callable[[int, QMP], None]]" = None
+         ) -> Tuple[bool, List[Result], str]:
     """Boot, run the guest tests named in run, wait for VMFORK-DONE.
 
     devices: a key of DEVICES. setup: called as setup(pid, qmp) while the
     guest is stopped before its first instruction (the VMM's writes to the
     vmclock page, vmclock_page.py); it runs after that.
     Returns (ok, results, why): results are console.Result, leaves of the
-    guest's KTAP (a plan not met or a subtest cut short is a FAIL there).
+    guest's KTAP (a plan not met or a subtest cut short is a FAIL there);
+    why is "" if ok.
     """
     if os.path.exists(log):
         os.unlink(log)
@@ -248,7 +264,7 @@ def boot(kernel, initrd, run, accel, log, timeout=120, guid="auto", extra=(),
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        if setup:
+        if setup and qmp:
             q = QMP(qmp, timeout=30)
             try:
                 setup(proc.pid, q)
@@ -256,6 +272,7 @@ def boot(kernel, initrd, run, accel, log, timeout=120, guid="auto", extra=(),
             finally:
                 q.close()
         done = wait_for(log, "^" + console.DONE, timeout, proc)
+        why: Optional[str]
         if done is None:
             why = "guest exited early" if proc.poll() is not None else \
                 "no VMFORK-DONE within %ds" % timeout
@@ -277,10 +294,10 @@ def boot(kernel, initrd, run, accel, log, timeout=120, guid="auto", extra=(),
     if why:
         err = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
         why += "\n  qemu: " + " ".join(argv) + (("\n  stderr: " + err) if err else "")
-    return why is None, results, why
+    return why is None, results, why or ""
 
 
-def guest_files(obj=None, initramfs=None):
+def guest_files(obj: Optional[str] = None, initramfs: Optional[str] = None) -> Tuple[str, str, str]:
     """(kernel, initramfs, accelerator) to boot obj's kernel; an error
     naming the make targets if a file is missing."""
     kernel, initramfs = kernel_path(obj), initramfs or initrd(obj)
@@ -290,7 +307,7 @@ def guest_files(obj=None, initramfs=None):
     return kernel, initramfs, probe_accel(kernel, initramfs)
 
 
-def probe_accel(kernel, initrd):
+def probe_accel(kernel: str, initrd: str) -> str:
     """KVM if a guest boots under it within a short bound, else TCG.
 
     /dev/kvm on this kind of machine can be a nested hypervisor on which
@@ -315,7 +332,7 @@ def probe_accel(kernel, initrd):
 class QMP:
     """Minimal QMP client over a unix socket, every call bounded."""
 
-    def __init__(self, path, timeout=30):
+    def __init__(self, path: str, timeout: float = 30) -> None:
         end = time.monotonic() + timeout
         while True:
             try:
@@ -332,7 +349,7 @@ class QMP:
         self._read()  # greeting
         self.cmd("qmp_capabilities")
 
-    def _read(self):
+    def _read(self) -> Dict[str, Any]:
         while b"\n" not in self.buf:
             data = self.sock.recv(65536)
             if not data:
@@ -341,8 +358,9 @@ class QMP:
         line, self.buf = self.buf.split(b"\n", 1)
         return json.loads(line)
 
-    def cmd(self, name, **args):
-        msg = {"execute": name}
+    # Any: the "return" is JSON, shaped by each command.
+    def cmd(self, name: str, **args: Any) -> Any:
+        msg: Dict[str, Any] = {"execute": name}
         if args:
             msg["arguments"] = args
         self.sock.sendall(json.dumps(msg).encode() + b"\n")
@@ -353,5 +371,5 @@ class QMP:
             if "error" in r:
                 raise RuntimeError("QMP %s: %s" % (name, r["error"].get("desc")))
 
-    def close(self):
+    def close(self) -> None:
         self.sock.close()

@@ -30,9 +30,12 @@ previous base) as rebind, without the missed fork: acting on a fork the
 driver missed while unbound is the reseed series' (so is the RNG's own
 check: records are asked after the reseed line there, as with --no-watch).
 """
+import argparse
 import time
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import console, fleet, qemu, result
+from .result import Verdict
 
 NREC = 3
 TRIES = 3
@@ -42,20 +45,27 @@ TRIES = 3
 MODES = {"rebind": ("unbind", "unbound-fork", "bind"),
          "reload": ("rmmod", "removed-fork", "insmod"),
          "nowatch": (None, None, "boot")}
+# away_and_back()'s findings by step (see away_verdicts()): bound()'s pair
+# of str, or a pair of counts (int), or (count, console clean).
+Seen = Dict[str, Tuple[Any, Any]]
+# A clone's (records, forks counted, reseed lines): clone().
+Cloned = Tuple[fleet.Records, int, int]
+# Any: main's attempt() gives a Cloned per clone name and "alike": [int, int].
+Try = Dict[str, Any]
 
 
-def bound(g, how=""):
+def bound(g: fleet.Guest, how: Optional[str] = "") -> Tuple[str, str]:
     """'yes' or 'no', and whether vmgenid.ko is loaded ('builtin' if not a module)."""
     w = g.value("vmgenid " + how if how else "vmgenid", "BOUND").split()
     return w[0], w[-1]
 
 
-def sweep(g, name):
+def sweep(g: fleet.Guest, name: str) -> Verdict:
     """Bind with each allocation of the probe failed in turn; ends bound."""
     return sweep_verdict(name, g.run("vmgenid sweep-bind", timeout=600))
 
 
-def sweep_verdict(name, lines):
+def sweep_verdict(name: str, lines: List[str]) -> Verdict:
     """(test, ok, why) of 'vmgenid sweep-bind''s lines. Pure: unit-tested."""
     got = dict(l.split(None, 1) for l in lines if " " in l)
     w = (got.get("SWEEP", "") + " x").split()
@@ -65,19 +75,19 @@ def sweep_verdict(name, lines):
             % (got.get("SWEEP"), got.get("BOUND")))
 
 
-def counts(name):
+def counts(name: str) -> bool:
     """Only the reseed series counts forks and acts at bind on one missed
     while unbound; on the previous base (the fixes alone) only the
     console tells, where the kernel as shipped oopses."""
     return name != "rebind-stable"
 
 
-def away_and_back(fl, src, mode, name, out):
+def away_and_back(fl: fleet.Fleet, src: fleet.Guest, mode: str, name: str, out: List[Verdict]) -> fleet.Guest:
     """Take the driver away in the source, fork it, bring it back in the
     clone: that clone, bound again, is returned to be forked. The test
     names start with name."""
     down, _, up = MODES[mode]
-    seen = {"down": bound(src, down)}
+    seen: Seen = {"down": bound(src, down)}
     sci = int(src.value("forks", "SCI"))
     snap = src.snapshot(fl.snapfile("src"))
     src.quit()
@@ -99,7 +109,7 @@ def away_and_back(fl, src, mode, name, out):
     return u
 
 
-def away_verdicts(name, mode, seen):
+def away_verdicts(name: str, mode: str, seen: Seen) -> List[Verdict]:
     """[(test, ok, why)] of away_and_back(): seen["down"], seen["up"]: bound()
     after taking the driver away and bringing it back; seen["unbound"]:
     (forks counted, console clean) of the clone forked meanwhile;
@@ -126,14 +136,14 @@ def away_verdicts(name, mode, seen):
     return out
 
 
-def notified_only(src, name, out):
+def notified_only(src: fleet.Guest, name: str, out: List[Verdict]) -> fleet.Guest:
     """The source, bound without the watch: it is forked as it is."""
     state, _ = bound(src)
     out.append(notified_only_verdict(name, state, src.console_lines(console.NOTIFIED_ONLY)))
     return src
 
 
-def notified_only_verdict(name, state, msg):
+def notified_only_verdict(name: str, state: str, msg: List[str]) -> Verdict:
     """(test, ok, why): bound() said state, the console has msg, the
     driver's lines saying it declined the watch. Pure: unit-tested."""
     return (name + "-bound", state == "yes" and len(msg) == 1,
@@ -141,7 +151,8 @@ def notified_only_verdict(name, state, msg):
                                                "nothing of '%s'" % console.NOTIFIED_ONLY))
 
 
-def clone(fl, n, snap, guid, notified_only, base):
+def clone(fl: fleet.Fleet, n: str, snap: str, guid: Optional[str], notified_only: bool,
+          base: Tuple[int, int]) -> Cloned:
     """(records, forks counted, reseed lines) of one clone. Records are
     asked the moment it runs, except where only the notification can
     reseed (no watch, new GUID): there after the reseed line."""
@@ -158,7 +169,7 @@ def clone(fl, n, snap, guid, notified_only, base):
     return recs, forks, reseeds
 
 
-def fork_verdicts(name, up, tries):
+def fork_verdicts(name: str, up: str, tries: List[Try]) -> List[Verdict]:
     """[(test, ok, why)] of the forks of the driver brought back (by up):
     tries as main's attempt() returns them, {fresh1, fresh2, same1, same2:
     clone(), alike: [fresh1/fresh2, same1/same2 records alike]}. New GUIDs
@@ -174,7 +185,7 @@ def fork_verdicts(name, up, tries):
              % (same, NREC, [got[n][1:] for n in ("same1", "same2")]))]
 
 
-def stock_oops(fl, src, obj, name, out):
+def stock_oops(fl: fleet.Fleet, src: fleet.Guest, obj: str, name: str, out: List[Verdict]) -> None:
     """The base kernel's bug, recognised: unbound, then forked, the clone's
     ACPI notify worker runs the handler left installed on freed data."""
     state, _ = bound(src, "unbind")
@@ -188,7 +199,7 @@ def stock_oops(fl, src, obj, name, out):
     out.append(oops_verdict(name, state, text, where))
 
 
-def oops_verdict(name, state, text, where):
+def oops_verdict(name: str, state: str, text: str, where: str) -> Verdict:
     """(test, ok, why): bound() said state after the unbind, the clone's
     console is text, its RIP line is in function where. Pure: unit-tested."""
     oops = "BUG: kernel NULL pointer dereference" in text and "Workqueue: kacpi_notify" in text
@@ -198,7 +209,7 @@ def oops_verdict(name, state, text, where):
             ("yes" if state == "no" else "no", "oops" if oops else "no oops", where))
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kernel", choices=("patched", "stock") + qemu.STABLE_KERNELS, default="patched",
                    help="stock, stable-stock: a base kernel (build/obj-stock, build/obj-stable-stock), "
                    "where a clone forked while unbound must oops (test names rebind-KERNEL-oops); "
@@ -210,10 +221,11 @@ def add_args(p):
                    "notification alone (test name nowatch)")
 
 
-def main(a):
+def main(a: argparse.Namespace) -> int:
     obj = qemu.obj_of(a.kernel)
     if a.kernel in ("stock", "stable-stock"):
-        a.test_name, out = "rebind-" + a.kernel, []
+        out: List[Verdict] = []
+        a.test_name = "rebind-" + a.kernel
         # The splat is this test's finding, not a failure of the fleet.
         with fleet.Fleet(obj=obj, tag=a.test_name, splats=False) as fl:
             stock_oops(fl, fl.boot("src"), obj, a.test_name, out)
@@ -240,7 +252,7 @@ def main(a):
             u = away_and_back(fl, src, mode, name, out)
         guid = u.guid()
 
-        def attempt(t):
+        def attempt(t: int) -> Try:
             if t:
                 u.run_on(t)
             # A reseed that is due happens now, once, in the source, not
@@ -250,15 +262,15 @@ def main(a):
             # fork_events counts since boot; a clone's console starts empty.
             base = int(u.value("forks", "FORKS")), 0
             snap2 = u.snapshot(fl.snapfile("bound%d" % t))
-            got = {n: clone(fl, n + str(t), snap2, g, notified, base)
-                   for n, g in (("fresh1", "auto"), ("fresh2", "auto"), ("same1", guid), ("same2", guid))}
+            got: Try = {n: clone(fl, n + str(t), snap2, g, notified, base)
+                        for n, g in (("fresh1", "auto"), ("fresh2", "auto"), ("same1", guid), ("same2", guid))}
             got["alike"] = [sum(got[x][0][n] == got[y][0][n] for n in got[x][0])
                             for x, y in (("fresh1", "fresh2"), ("same1", "same2"))]
             return got
 
-        tries = fleet.retry(name, TRIES, attempt, lambda g: g["alike"][1] == NREC,
-                            lambda g: "new GUIDs %d of %d records alike, forks/reseed lines %s" % (
-                                g["alike"][0], NREC, [g[n][1:] for n in ("fresh1", "fresh2")]))
+        tries: List[Try] = fleet.retry(name, TRIES, attempt, lambda g: g["alike"][1] == NREC,
+                                       lambda g: "new GUIDs %d of %d records alike, forks/reseed lines %s" % (
+                                           g["alike"][0], NREC, [g[n][1:] for n in ("fresh1", "fresh2")]))
         u.quit()
     out += fork_verdicts(name, up, tries)
     return result.report([result.verdict(*r) for r in out])

@@ -9,7 +9,7 @@ report() prints results for people ('PASS name', 'FAIL name: why') and
 writes each one to the phase's result file, whose path the pipeline
 runner passes in the environment (VMFORK_RESULTS): one record per line,
 STATUS<TAB>name<TAB>detail. The runner counts that file, not what a
-phase printed. The shell half writes the same records (scripts/result.sh).
+phase printed. The shell half writes the same records (scripts/lib/result.sh).
 A tool that runs another tool in order to judge its output runs it
 without VMFORK_RESULTS: the inner tool's results are not the phase's.
 """
@@ -57,6 +57,10 @@ class Result:
         """As the result file holds it (one line, no TAB inside a field)."""
         flat = re.sub(r"[\t\r\n]+", " ", self.detail)
         return "%s\t%s\t%s\n" % (self.status.value, self.full_name, flat)
+
+
+# A check as the pure judges return it, (name, ok, why): result.verdict(*v) makes it a Result.
+Verdict = Tuple[str, bool, str]
 
 
 def verdict(name: str, ok: bool, why: str = "", path: Tuple[str, ...] = ()) -> Result:

@@ -9,9 +9,11 @@ same-GUID pair of clones repeats (what a missed reseed would fail: each
 generation of the chain goes on from its parent's stream, so the chain
 alone cannot), and no console shows a kernel bug.
 """
+import argparse
 import os
 import re
 import time
+from typing import Dict, List, Optional, Tuple
 
 from . import console, fleet, result
 
@@ -19,7 +21,8 @@ STORM = 200
 TRIES = 3
 
 
-def siblings(fl, g, snap, guid, mine, chain):
+def siblings(fl: fleet.Fleet, g: int, snap: str, guid: Optional[str], mine: fleet.Records,
+             chain: fleet.Guest) -> List[str]:
     """Problems with generation g's siblings and control, [] if none.
 
     A fresh-GUID sibling of the chain's snapshot must differ from the
@@ -28,7 +31,7 @@ def siblings(fl, g, snap, guid, mine, chain):
     pair are retaken from a new snapshot of the chain's clone taken
     later (fleet.retry); the chain itself goes on from where it was.
     """
-    def attempt(t):
+    def attempt(t: int) -> Tuple[List[int], bool]:
         nonlocal snap, guid, mine
         if t:
             chain.run_on(t)
@@ -38,16 +41,17 @@ def siblings(fl, g, snap, guid, mine, chain):
             chain.qmp.cmd("cont")
             mine = chain.records(3)  # what the chain itself drew after this snapshot
             chain.run("storm resume")
-        got = []
+        got: List[fleet.Records] = []
         for x, gd in (("s", "auto"), ("x", guid), ("y", guid)):
             c = fl.clone("g%d%s%d" % (g, x, t), snap, gd)
             got.append(c.records(3))
             c.quit()
         return [n for n in mine if got[0].get(n) == mine[n]], got[1] == got[2]
 
-    tries = fleet.retry("storm g%d" % g, TRIES, attempt, lambda r: r[1],
-                        lambda r: "fresh-GUID sibling repeated records %s of the chain" % r[0]
-                        if r[0] else "fresh-GUID sibling differs from the chain")
+    tries: List[Tuple[List[int], bool]] = fleet.retry(
+        "storm g%d" % g, TRIES, attempt, lambda r: r[1],
+        lambda r: "fresh-GUID sibling repeated records %s of the chain" % r[0]
+        if r[0] else "fresh-GUID sibling differs from the chain")
     why = ["g%d try %d: a fresh-GUID sibling repeated the chain's records %s" % (g, t + 1, r[0])
            for t, r in enumerate(tries) if r[0]]
     if not tries[-1][1]:
@@ -56,7 +60,7 @@ def siblings(fl, g, snap, guid, mine, chain):
     return why
 
 
-def poller(report, forks):
+def poller(report: List[str], forks: int) -> Tuple[List[str], int]:
     """(why the count or the poller is wrong, wake-ups) from 'storm report'."""
     got = next((l.split(None, 1)[1] for l in report if l.startswith("COUNT ")), "none").strip()
     count = int(got) if got.isdigit() else -1
@@ -79,11 +83,11 @@ def poller(report, forks):
     return why, len(wakes)
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--forks", type=int, default=STORM, help="forks in the chain (default %(default)s)")
 
 
-def main(a):
+def main(a: argparse.Namespace) -> int:
     storm = a.forks
     # Generations that also get a fresh-GUID sibling (must differ from the
     # chain) and a same-GUID control pair (must repeat; the load is paused
@@ -92,7 +96,8 @@ def main(a):
     # from its parent's stream): the siblings are what can fail.
     sibs = {1, max(1, storm // 2), storm}
     t0 = time.monotonic()
-    seen, dup = {}, []
+    seen: Dict[Tuple[int, int], Tuple[str, str]] = {}
+    dup: List[str] = []
     with fleet.Fleet(tag="storm") as fl:
         src = fl.boot("src")
         if "STARTED" not in " ".join(src.run("storm start")):

@@ -3,6 +3,7 @@ console logs (tests/fixtures/console/NAME.log beside NAME.expect, what
 it must make of them), and the pipeline table against what documents it.
 '--update' rewrites the .expect files from the parser (review the diff).
 """
+import argparse
 import contextlib
 import glob
 import hashlib
@@ -12,19 +13,21 @@ import re
 import sys
 import tempfile
 import unittest
+from typing import Any, Container, Dict, List, Optional, Set, Tuple, cast
 
 from . import bench_rng, busy, console, demo, early_crng, firmware, fleet, fork, fork_count, fork_events, \
     kunit, long_read, pipeline, qemu, rebind, result, storm, vmclock_gen, vmclock_hold, vmclock_page, \
     vmclock_unpriv, window
+from .result import Result
 
 FIXTURES = os.path.join(qemu.TOP, "tests", "fixtures", "console")
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--update", action="store_true", help="rewrite the .expect files")
 
 
-def parsed(path):
+def parsed(path: str) -> str:
     """What the harness makes of a console log, one line per fact."""
     text = console.read(path)
     out = [r.line() for r in console.results(text)]
@@ -34,7 +37,7 @@ def parsed(path):
 
 
 class ConsoleFixtures(unittest.TestCase):
-    def test_fixtures(self):
+    def test_fixtures(self) -> None:
         logs = sorted(glob.glob(os.path.join(FIXTURES, "*.log")))
         self.assertGreaterEqual(len(logs), 6)
         for log in logs:
@@ -42,11 +45,11 @@ class ConsoleFixtures(unittest.TestCase):
                 with open(log[:-4] + ".expect") as f:
                     self.assertEqual(parsed(log), f.read())
 
-    def test_kunit_suite(self):
+    def test_kunit_suite(self) -> None:
         """The KUnit phase's judge on captured logs: the pinned cases all
         pass; a case missing, or a SKIP (the old suite's with a device),
         fails."""
-        def judged(name):
+        def judged(name: str) -> List[Result]:
             log = os.path.join(FIXTURES, name)
             return kunit.judge("t", True, console.parse(console.read(log)).find(kunit.SUITE), log)
         res = judged("kunit-pass.log")
@@ -55,26 +58,26 @@ class ConsoleFixtures(unittest.TestCase):
         for name in ("kunit-skip.log", "kunit-old.log"):
             self.assertFalse(all(r.ok for r in judged(name)), name)
 
-    def test_cut_short(self):
+    def test_cut_short(self) -> None:
         """A guest that dies mid-script: its results so far, and a FAIL."""
         text = "KTAP version 1\n1..2\n  KTAP version 1\n  # Subtest: smoke\n  ok 1 a\n"
         self.assertEqual([r.line() for r in console.results(text)],
                          ["PASS smoke/a", "FAIL smoke: no result line: the output stopped mid-test",
                           "FAIL ktap: 1 of 2 planned results reported"])
 
-    def test_silent_or_failed_script(self):
+    def test_silent_or_failed_script(self) -> None:
         """A script that reports nothing, or fails with passing results, is a FAIL."""
         text = ("KTAP version 1\n1..2\n  KTAP version 1\n  # Subtest: quiet\nok 1 quiet\n"
                 "  KTAP version 1\n  # Subtest: smoke\n  ok 1 a\nnot ok 2 smoke # exit status 2\n")
         self.assertEqual([r.line() for r in console.results(text)],
                          ["FAIL quiet: no results", "PASS smoke/a", "FAIL smoke: exit status 2"])
 
-    def test_skip_directive(self):
+    def test_skip_directive(self) -> None:
         text = "KTAP version 1\n1..2\nok 1 a # SKIP no device\nnot ok 2 b # skipped by hand\n"
         self.assertEqual([r.line() for r in console.results(text)],
                          ["SKIP a: no device", "FAIL b: skipped by hand"])
 
-    def test_result_records(self):
+    def test_result_records(self) -> None:
         """The result file's records: a round trip keeps status, path, name
         and detail (a TAB or newline in it flattened); a line that is not a
         record is an ERROR of its own, never skipped."""
@@ -97,29 +100,30 @@ class ConsoleFixtures(unittest.TestCase):
 class Judges(unittest.TestCase):
     """The pure verdicts of the fork tests: what they make of outputs."""
 
-    def test_compare(self):
-        a = [["01" * 8, "02" * 8, "03" * 8], [], [], [], []]
-        b = [["09" * 8, "-" * 16], ["02" * 8, "03" * 8], [], [], []]
+    def test_compare(self) -> None:
+        a: busy.Outs = [["01" * 8, "02" * 8, "03" * 8], [], [], [], []]
+        b: busy.Outs = [["09" * 8, "-" * 16], ["02" * 8, "03" * 8], [], [], []]
         self.assertEqual(busy.compare(a, b)[0], (2, 2, 3))
         # a missing output is never a match, nor counted as compared
         self.assertEqual(busy.compare(b, a)[0], (0, 0, 1))
         self.assertEqual(busy.worst([(0, 0, 8), (2, 1, 8), (2, 2, 8)]), (2, 2, 8))
         # A pair and its clones against the controls, recorded per stream.
-        res = {c: {i: [] for i in busy.IFACES} for c in ("fresh", "clone")}
-        ctl = [["0a" * 8, "0b" * 8], [], [], [], []]
+        res: busy.Table = {c: {i: [] for i in busy.IFACES} for c in ("fresh", "clone")}
+        ctl: busy.Outs = [["0a" * 8, "0b" * 8], [], [], [], []]
         busy.record(res, "fresh", (0,), [["01" * 8, "0b" * 8], [], [], [], []],
                     [["02" * 8, "03" * 8], [], [], [], []], [ctl])
         self.assertEqual(res["fresh"]["getrandom"], [(0, 0, 2)])
         self.assertEqual(res["clone"]["getrandom"], [(1, 1, 2), (0, 0, 2)])
 
-    def test_compare_narrow(self):
+    def test_compare_narrow(self) -> None:
         """u32 outputs repeat by chance: only near the same position counts."""
         far = ["%016x" % i for i in range(200)]
-        a, b = [[], [], [], far, []], [[], [], [], far[::-1], []]
+        a: busy.Outs = [[], [], [], far, []]
+        b: busy.Outs = [[], [], [], far[::-1], []]
         # value i sits at 199 - i: within WINDOW (64) positions for i in 68..131
         self.assertEqual(busy.compare(a, b)[3][0], 64)
 
-    def test_window_stock(self):
+    def test_window_stock(self) -> None:
         o = window.Opts("w", "busy", ["getrandom"], 10)
         hit, miss = (3, 3, 8), (0, 0, 8)
         # The repeat came in a try whose control differed: still the window.
@@ -136,7 +140,7 @@ class Judges(unittest.TestCase):
         self.assertEqual(window.detectability([([miss], [hit], [hit, miss]),
                                                ([miss], [miss], [hit, hit])]), (1, 2))
 
-    def test_window_patched(self):
+    def test_window_patched(self) -> None:
         o = window.Opts("w", "busy", ["urandom"], 3)
         c, hit = (0, 0, 8), (1, 1, 8)
         snap = ([c], [hit], [c, c])  # one clean pair, its two clones clean, control repeats
@@ -168,7 +172,7 @@ class Judges(unittest.TestCase):
         o = window.Opts("w", "busy", ["vdso"], 3, "both")
         self.assertFalse(window.verdicts(o, "patched", {"vdso": [bad] * 3})[-1][1])
 
-    def test_window_revert(self):
+    def test_window_revert(self) -> None:
         """The series with its checks compiled out: judged as stock, a repeat
         on every interface; a planted fault is judged as the patched kernel."""
         o = window.Opts("w", "busy", ["getrandom", "get_random_u32"], 10)
@@ -184,7 +188,7 @@ class Judges(unittest.TestCase):
         got = window.verdicts(o, "skip5", {i: [([miss], [hit], [miss, hit])] * 3 for i in o.ifaces})
         self.assertEqual([(n, ok) for n, ok, _ in got][-1], ("w-skip5-get_random_u32", False))
 
-    def test_storm_poller(self):
+    def test_storm_poller(self) -> None:
         ready = "# ready: 1 pollers on fork_events, count 0"
         woke = "fork_events before=%d after=%d woke=1 timedout=%d errors=0 elapsed=0.1"
         good = [ready, woke % (0, 1, 0), woke % (1, 3, 0), "COUNT 3"]
@@ -194,7 +198,7 @@ class Judges(unittest.TestCase):
         self.assertEqual(storm.poller(timedout, 3)[0], ["1 of the poller's 1 rounds timed out or failed"])
         self.assertEqual(len(storm.poller([ready, "COUNT 3"], 3)[0]), 1)  # never read 3
 
-    def test_firmware_judge(self):
+    def test_firmware_judge(self) -> None:
         bound = "VMGENID-BOUND QEMUVGID:00\nVMGENID-LOG [1.0] vmgenid QEMUVGID:00: %s\n"
         self.assertEqual(firmware.judge("x", "bad size", False, "VMGENID-BOUND none\n"
                                         "VMGENID-LOG [1.0] vmgenid: bad size 3\n"), (None, "bad size"))
@@ -203,7 +207,7 @@ class Judges(unittest.TestCase):
         self.assertEqual(firmware.judge("x", None, True, "")[0], "no VMGENID-BOUND line from the guest")
         self.assertEqual(firmware.judge("x", None, True, "VMGENID-BOUND none\n")[0], "device not bound")
 
-    def test_median_ci(self):
+    def test_median_ci(self) -> None:
         xs = list(range(10, 0, -1))
         self.assertEqual(bench_rng.median_ci(xs), (2, 9))  # order statistics 2 and 9 of 10
         self.assertEqual(bench_rng.median_ci([3, 1, 2]), (1, 3))  # too few: the range
@@ -216,7 +220,7 @@ class VmclockPage(unittest.TestCase):
     # QEMU 10.0.2 at -S: magic, size, version 1, counter_id invalid, seq 2, marker 1.
     AT_S = bytes.fromhex("56434c4b001000000100ff000200000001") + bytes(vmclock_page.HEADER - 17)
 
-    def test_counter_writes(self):
+    def test_counter_writes(self) -> None:
         page = vmclock_page.decode(self.AT_S)
         self.assertEqual((page.magic, page.size, page.version, page.seq, page.marker),
                          (b"VCLK", 0x1000, 1, 2, 1))
@@ -231,7 +235,7 @@ class VmclockPage(unittest.TestCase):
         odd = vmclock_page.decode(vmclock_page.apply(self.AT_S, writes[:1]))
         self.assertRaises(vmclock_page.VmclockError, vmclock_page.counter_writes, odd, 5)
 
-    def test_hmp_answers(self):
+    def test_hmp_answers(self) -> None:
         mtree = ("address-space: memory\r\n  0000000000000000-ffffffffffffffff (prio 0, i/o): system\r\n"
                  "    00000000feffb000-00000000feffbfff (prio 0, ram): vmclock_page\r\n")
         self.assertEqual(vmclock_page.mtree_gpa(mtree), 0xfeffb000)
@@ -241,7 +245,7 @@ class VmclockPage(unittest.TestCase):
             (0x7f0d58200000, "vmclock_page"))
         self.assertIsNone(vmclock_page.gpa2hva("No memory is mapped at address 0xfeffa000\r\n"))
 
-    def test_guest_view(self):
+    def test_guest_view(self) -> None:
         host = vmclock_page.Page(b"VCLK", 4096, 1, 6, 2, 0x100, 8)
         line = "VMCLOCK flags=0x100 counter=8 seq=6 marker=2 via=mmap"
         seen = vmclock_gen.parse(["x", line])
@@ -261,7 +265,7 @@ class ForkJudges(unittest.TestCase):
     """vmclock-unpriv's and fork-count-cases' verdicts on guest lines as
     tests/guest/vmclock-spin.sh and forkcount.sh print them."""
 
-    def test_unpriv_spin(self):
+    def test_unpriv_spin(self) -> None:
         j = vmclock_unpriv
         started = j.parse(["VMCLOCK-SPIN uid=65534 from=41", "SPIN-MODE 444"])
         self.assertEqual((j.started_problems(started, 41), started["mode"]), ([], "444"))
@@ -274,7 +278,7 @@ class ForkJudges(unittest.TestCase):
         self.assertEqual(len(j.moved_problems(j.parse([l.replace("to=42", "to=43") for l in moved]), 41)), 1)
         self.assertEqual(len(j.moved_problems(j.parse(moved[:1] + ["SPIN-RUNNING"]), 41)), 1)
 
-    def test_unpriv_control(self):
+    def test_unpriv_control(self) -> None:
         j = vmclock_unpriv
         state = "SPIN-STATE alive=1 state=R utime=%d uid=65534 vcsw=%d "
         before = j.parse([state % (10, 3)])
@@ -288,14 +292,14 @@ class ForkJudges(unittest.TestCase):
         moved = j.parse(["VMCLOCK-MOVED from=41 to=42 spins=9", "SPIN-EXIT 0"])
         self.assertTrue(j.control_problems(before, moved, j.parse([state % (500, 3)])))
 
-    def test_unpriv_stock(self):
+    def test_unpriv_stock(self) -> None:
         j, root = vmclock_unpriv, ["VMCLOCK flags=0x100 counter=1 seq=4 marker=1 via=mmap"]
         refused = j.parse(["VMCLOCK-SPIN-ERROR open=EACCES", "SPIN-EXIT 1"])
         self.assertEqual(j.stock_problems(refused, root), [])
         self.assertEqual(len(j.stock_problems(j.parse(["VMCLOCK-SPIN uid=65534 from=1"]), root)), 1)
         self.assertEqual(len(j.stock_problems(refused, ["VMCLOCK-ERROR open /dev/vmclock0: x"])), 1)
 
-    def test_fork_count(self):
+    def test_fork_count(self) -> None:
         f = fork_count
         self.assertEqual([f.count(["x", "COUNT 3"]), f.count(["COUNT missing"])], [3, None])
         self.assertRaises(fleet.GuestError, f.count, ["COUNT ?"])
@@ -314,7 +318,7 @@ class VmclockHold(unittest.TestCase):
              "HOLD unbind=ok", "HOLD read=ENODEV", "HOLD poll=0x18",
              "HOLD epoll=0x18", "HOLD mmap=ENODEV", "HOLD close=ok", "HOLD reopen=56434c4b", "HOLD-EXIT 0"]
 
-    def test_patched(self):
+    def test_patched(self) -> None:
         j = vmclock_hold
         self.assertEqual(j.patched_problems(j.parse(self.FIXED), []), [])
         self.assertEqual(len(j.patched_problems(j.parse(self.FIXED), ["BUG: KASAN: x"])), 1)
@@ -326,7 +330,7 @@ class VmclockHold(unittest.TestCase):
                 self.assertEqual(len(j.patched_problems(j.parse(lines), [])), 1)
         self.assertEqual(len(j.patched_problems(j.parse(self.FIXED[:4] + ["HOLD-EXIT 137"]), [])), 7)
 
-    def test_stock(self):
+    def test_stock(self) -> None:
         j, killed = vmclock_hold, vmclock_hold.parse(
             ["HOLD before=56434c4b", "HOLD waiter-poll=0x0 ms=10000", "HOLD unbind=ok", "HOLD-EXIT 137"])
         oops = ["BUG: unable to handle page fault for address: ffffc90000012000"]
@@ -344,7 +348,8 @@ class LongRead(unittest.TestCase):
 
     N, CUT = 64, 20
 
-    def clones(self, left=(21, 21), tail_alike=False):
+    def clones(self, left: Tuple[Optional[int], Optional[int]] = (21, 21),
+               tail_alike: bool = False) -> Dict[str, List[str]]:
         """Page hashes: the controls alike, each fresh clone the control's
         up to its page in left (None: to the end), then its own."""
         ctl = ["c%d" % i for i in range(self.N)]
@@ -355,29 +360,30 @@ class LongRead(unittest.TestCase):
             pages[name] = ctl[:d] + ["f%d-%d" % (own, i) for i in range(d, self.N)]
         return pages
 
-    def verdicts(self, pages, repeats=False, cut=None):
+    def verdicts(self, pages: Dict[str, List[str]], repeats: bool = False,
+                 cut: Optional[int] = None) -> Dict[str, bool]:
         return {n.split("long-read-")[1]: ok for n, ok, _ in
                 long_read.judge("long-read", self.CUT if cut is None else cut, pages, repeats)}
 
-    def test_in_flight(self):
+    def test_in_flight(self) -> None:
         for d in (20, 21):
             with self.subTest(d):
                 self.assertTrue(all(self.verdicts(self.clones((d, d))).values()))
 
-    def test_late_or_never(self):
+    def test_late_or_never(self) -> None:
         late = self.verdicts(self.clones((30, 30)))
         self.assertEqual((late["page-fresh1"], late["page-fresh2"]), (False, False))
         never = self.verdicts(self.clones((None, 21)))
         self.assertFalse(never["page-fresh1"])
         self.assertFalse(self.verdicts(self.clones((19, 21)))["page-fresh1"])  # before the cut
 
-    def test_every_page_after(self):
+    def test_every_page_after(self) -> None:
         pages = self.clones()
         pages["fresh1"][40] = pages["same1"][40]  # one page back on the control's stream
         self.assertFalse(self.verdicts(pages)["page-fresh1"])
         self.assertFalse(self.verdicts(self.clones(tail_alike=True))["siblings"])
 
-    def test_controls_and_stock(self):
+    def test_controls_and_stock(self) -> None:
         pages = self.clones()
         pages["same2"] = pages["same2"][:50] + ["x"] * 14
         self.assertFalse(self.verdicts(pages)["control"])
@@ -389,18 +395,18 @@ class LongRead(unittest.TestCase):
         self.assertFalse(self.verdicts(self.clones((None, 21)), repeats=True)["repeats-fresh2"])
         self.assertTrue(self.verdicts(self.clones((None, 22)), repeats=True)["repeats-fresh2"])
 
-    def test_first_zero(self):
+    def test_first_zero(self) -> None:
         for n, w in ((10, 0), (10, 4), (10, 10), (1, 1)):
             with self.subTest((n, w)):
                 self.assertEqual(long_read.first_zero(lambda p: p < w, n), w)
 
 
-def record(*stream):
+def record(*stream: object) -> str:
     """32 bytes as the record server prints them (hex), one per stream and index."""
     return hashlib.sha256(repr(stream).encode()).hexdigest()
 
 
-def records(stream, first, n):
+def records(stream: object, first: int, n: int) -> fleet.Records:
     """{n: (iface, hex)} as fleet.Guest.records() returns them: the record
     server's interfaces in turn by number (tests/guest/serve/record-server.c)."""
     return {k: (fork.IFACES[k % 3], record(stream, k)) for k in range(first, first + n)}
@@ -413,34 +419,36 @@ class ForkHarness(unittest.TestCase):
 
     HS0 = 1754000000  # the source's WireGuard handshake, seconds
 
-    def clone(self, stream, first, forks, reseeds, hs, ping="ok"):
+    def clone(self, stream: object, first: int, forks: int, reseeds: int, hs: int,
+              ping: str = "ok") -> fork.Clone:
         return {"recs": records(stream, first, fork.NREC), "forks": forks, "reseeds": reseeds,
                 "ping": ping, "hs": str(hs)}
 
-    def attempt(self, t=0):
-        got = {"hs0": str(self.HS0), "snap": "fresh1-%d.snap" % t}
+    def attempt(self, t: int = 0) -> fork.Try:
+        got: fork.Try = {"hs0": str(self.HS0), "snap": "fresh1-%d.snap" % t}
         for n in fork.FRESH:
             got[n] = self.clone((n, t), 3, 1, 1, self.HS0 + 2)
         for n in ("same1", "same2"):
             got[n] = self.clone(("src", t), 3, 0, 0, self.HS0)  # no fork: the source's stream
         return got
 
-    def chain(self):
+    def chain(self) -> Dict[str, fork.Clone]:
         # gen2* restore fresh1 (records 3-8 drawn), gen3* gen2; dmesg
         # counts every fork of the line, the console this restore's.
         return {n: self.clone(n, 3 + fork.NREC * (d - 1), d, 1, self.HS0 + 2 * d)
                 for n, d in (("gen2", 2), ("gen2b", 2), ("gen3", 3), ("gen3b", 3))}
 
-    def positions(self, alike=()):
+    def positions(self, alike: Container[int] = ()) -> List[Tuple[str, str]]:
         # The source's next GRND_INSECURE record, and its fresh clone's.
         return [(record("src", 100 + k), record(("pos", k) if k not in alike else "src", 100 + k))
                 for k in range(fork.POSITIONS)]
 
-    def failed(self, tries, chain=None, pos=None):
+    def failed(self, tries: List[fork.Try], chain: Optional[Dict[str, fork.Clone]] = None,
+               pos: Optional[List[Tuple[str, str]]] = None) -> Set[str]:
         return {name for name, why in fork.evaluate(tries, chain or self.chain(),
                                                      pos or self.positions()) if why}
 
-    def test_fork_passes(self):
+    def test_fork_passes(self) -> None:
         self.assertEqual(len(fork.evaluate([self.attempt()], self.chain(), self.positions())), 11)
         self.assertEqual(self.failed([self.attempt()]), set())
         # A try whose control differed (the crng's own reseed timer) is retried, not failed.
@@ -448,7 +456,7 @@ class ForkHarness(unittest.TestCase):
         first["same2"] = self.clone("timer", 3, 0, 0, self.HS0)
         self.assertEqual(self.failed([first, self.attempt(1)]), set())
 
-    def test_fork_fresh_clones_repeat(self):
+    def test_fork_fresh_clones_repeat(self) -> None:
         # A repeat in any try fails, even in one the retry went past.
         first = self.attempt(0)
         first["fresh2"]["recs"] = dict(first["fresh1"]["recs"])
@@ -468,7 +476,7 @@ class ForkHarness(unittest.TestCase):
         one["fresh3"]["recs"][n] = one["same1"]["recs"][n]
         self.assertEqual(self.failed([one]), {"first-record-differs"})
 
-    def test_fork_positions(self):
+    def test_fork_positions(self) -> None:
         """One clone of ten that drew the source's next bytes fails; so
         does a run that did not reach every position."""
         self.assertEqual(self.failed([self.attempt()], pos=self.positions(alike=(3,))),
@@ -476,11 +484,11 @@ class ForkHarness(unittest.TestCase):
         self.assertEqual(self.failed([self.attempt()], pos=self.positions()[:-1]),
                          {"first-call-positions"})
 
-    def test_fork_on_stock(self):
+    def test_fork_on_stock(self) -> None:
         """Stock must fail what the series claims, and pass the rest."""
-        out = [("first-record-differs", ["alike"]), ("chain", ["alike"]),
-               ("records-differ-urandom", ["alike"]),  # timing: not judged on stock
-               ("base-wireguard", []), ("control-urandom", [])]
+        out: fork.Outcome = [("first-record-differs", ["alike"]), ("chain", ["alike"]),
+                             ("records-differ-urandom", ["alike"]),  # timing: not judged on stock
+                             ("base-wireguard", []), ("control-urandom", [])]
         self.assertEqual([(n, not why) for n, why in fork.on_stock([out])],
                          [("stock-first-record-repeats", True), ("stock-chain-repeats", True),
                           ("stock-base-wireguard", True), ("stock-control-urandom", True)])
@@ -489,10 +497,10 @@ class ForkHarness(unittest.TestCase):
                          ["stock-first-record-repeats", "stock-chain-repeats", "stock-base-wireguard"])
         # One run that repeated is enough for what the series claims; a
         # base check must hold in every run.
-        shown = [("first-record-differs", ["alike"]), ("chain", ["alike"]), ("base-wireguard", [])]
+        shown: fork.Outcome = [("first-record-differs", ["alike"]), ("chain", ["alike"]), ("base-wireguard", [])]
         self.assertEqual([n for n, why in fork.on_stock([out, shown]) if why], ["stock-base-wireguard"])
 
-    def test_fork_control_differs(self):
+    def test_fork_control_differs(self) -> None:
         last = self.attempt()
         last["same2"] = self.clone("timer", 3, 0, 0, self.HS0)
         self.assertEqual(self.failed([last]), {"control-" + i for i in fork.IFACES})
@@ -500,7 +508,7 @@ class ForkHarness(unittest.TestCase):
         last["same2"]["recs"][6] = ("getrandom", record("timer"))
         self.assertEqual(self.failed([last]), {"control-getrandom"})
 
-    def test_fork_reseed_counts(self):
+    def test_fork_reseed_counts(self) -> None:
         for who, forks, reseeds in (("fresh2", 1, 2),  # acted on twice
                                     ("fresh3", 1, 0),  # counted, never logged
                                     ("same1", 1, 1),  # a fork where there was none
@@ -511,7 +519,7 @@ class ForkHarness(unittest.TestCase):
                 clone["forks"], clone["reseeds"] = forks, reseeds
                 self.assertEqual(self.failed(tries, chain), {"base-reseed-once"})
 
-    def test_fork_wireguard(self):
+    def test_fork_wireguard(self) -> None:
         hs0 = self.HS0
         for who, ping, hs in (("fresh1", "ok", hs0),  # not renewed: the session's old keys
                               ("fresh2", "fail", hs0 + 2),
@@ -521,7 +529,7 @@ class ForkHarness(unittest.TestCase):
                 tries[0][who].update(ping=ping, hs=str(hs))
                 self.assertEqual(self.failed(tries), {"base-wireguard"})
 
-    def test_fork_chain_repeats(self):
+    def test_fork_chain_repeats(self) -> None:
         tries, chain = [self.attempt()], self.chain()
         chain["gen2b"]["recs"] = dict(chain["gen2"]["recs"])  # siblings alike
         self.assertEqual(self.failed(tries, chain), {"chain"})
@@ -532,32 +540,32 @@ class ForkHarness(unittest.TestCase):
 
 
 class EarlyCrng(unittest.TestCase):
-    """early-crng's verdicts on tries as its attempt() returns them: [new
+    """early-crng's verdicts on tries as its attempt() returns them: (new
     GUIDs' GRND_INSECURE records alike, the control's, [(early rekey,
-    reseed lines) of each new clone]], of early_crng.NREC records."""
+    reseed lines) of each new clone]), of early_crng.NREC records."""
 
     N = early_crng.NREC
     REKEYED = [(1, 0), (1, 0)]
 
-    def verdicts(self, tries, repeats=False):
+    def verdicts(self, tries: List[early_crng.Try], repeats: bool = False) -> Dict[str, bool]:
         return {name: ok for name, ok, _ in early_crng.verdicts("e", tries, repeats)}
 
-    def test_early_crng_patched(self):
-        self.assertEqual(self.verdicts([[0, self.N, self.REKEYED]]),
+    def test_early_crng_patched(self) -> None:
+        self.assertEqual(self.verdicts([(0, self.N, self.REKEYED)]),
                          {"e-diverge": True, "e-logged": True, "e-control": True})
-        self.assertFalse(self.verdicts([[1, 2, self.REKEYED], [0, self.N, self.REKEYED]])["e-diverge"])
+        self.assertFalse(self.verdicts([(1, 2, self.REKEYED), (0, self.N, self.REKEYED)])["e-diverge"])
         # A reseed of a crng that is not ready, a clone that logged nothing, one told twice.
         for logs in ([(0, 1), (1, 0)], [(1, 0), (0, 0)], [(2, 0), (1, 0)]):
             with self.subTest(logs):
-                self.assertFalse(self.verdicts([[0, self.N, logs]])["e-logged"])
-        self.assertFalse(self.verdicts([[0, self.N - 1, self.REKEYED]])["e-control"])
+                self.assertFalse(self.verdicts([(0, self.N, logs)])["e-logged"])
+        self.assertFalse(self.verdicts([(0, self.N - 1, self.REKEYED)])["e-control"])
 
-    def test_early_crng_stock(self):
+    def test_early_crng_stock(self) -> None:
         quiet = [(0, 0), (0, 0)]
-        self.assertEqual(self.verdicts([[self.N, self.N, quiet]], repeats=True),
+        self.assertEqual(self.verdicts([(self.N, self.N, quiet)], repeats=True),
                          {"e-repeats": True, "e-control": True})
-        self.assertFalse(self.verdicts([[self.N - 1, self.N, quiet]], repeats=True)["e-repeats"])
-        self.assertFalse(self.verdicts([[self.N, 0, quiet]] * 3, repeats=True)["e-control"])
+        self.assertFalse(self.verdicts([(self.N - 1, self.N, quiet)], repeats=True)["e-repeats"])
+        self.assertFalse(self.verdicts([(self.N, 0, quiet)] * 3, repeats=True)["e-control"])
 
 
 class Rebind(unittest.TestCase):
@@ -570,7 +578,7 @@ class Rebind(unittest.TestCase):
             "[    2.612873] Workqueue: kacpi_notify acpi_os_execute_deferred\n"
             "[    2.613265] RIP: 0010:0xffffffff81a1b2c4\n")
 
-    def test_rebind_sweep(self):
+    def test_rebind_sweep(self) -> None:
         bound = "BOUND yes DEV QEMUVGID:00 MOD yes"
         ok = lambda *lines: rebind.sweep_verdict("r", list(lines))[1]
         self.assertTrue(ok("SWEEP attempts 9 failed 8 ok yes", bound))
@@ -579,21 +587,23 @@ class Rebind(unittest.TestCase):
         self.assertFalse(ok("SWEEP attempts 9 failed 8 ok yes", "BOUND no DEV QEMUVGID:00 MOD yes"))
         self.assertFalse(ok("SWEEP none: vmgenid.ko is not loaded", bound))
 
-    def test_rebind_away_and_back(self):
-        good = {"down": ("no", "builtin"), "unbound": (0, True), "up": ("yes", "builtin"),
-                "missed": (1, 1)}
+    def test_rebind_away_and_back(self) -> None:
+        good: rebind.Seen = {"down": ("no", "builtin"), "unbound": (0, True), "up": ("yes", "builtin"),
+                             "missed": (1, 1)}
 
-        def failed(name, mode, **seen):
+        def failed(name: str, mode: str, **seen: Tuple[Any, Any]) -> List[str]:
             return [n for n, ok, _ in rebind.away_verdicts(name, mode, dict(good, **seen)) if not ok]
         self.assertEqual([n for n, _, _ in rebind.away_verdicts("rebind", "rebind", good)],
                          ["rebind-unbind", "rebind-unbound-fork", "rebind-bind", "rebind-missed-fork"])
         self.assertEqual(failed("rebind", "rebind"), [])
-        for seen, test in ((dict(down=("yes", "builtin")), "unbind"),
-                           (dict(unbound=(1, True)), "unbound-fork"),  # counted while unbound
-                           (dict(unbound=(0, False)), "unbound-fork"),  # a splat
-                           (dict(up=("no", "builtin")), "bind"),
-                           (dict(missed=(1, 0)), "missed-fork"),
-                           (dict(missed=(2, 2)), "missed-fork")):
+        cases: Tuple[Tuple[rebind.Seen, str], ...] = (
+            (dict(down=("yes", "builtin")), "unbind"),
+            (dict(unbound=(1, True)), "unbound-fork"),  # counted while unbound
+            (dict(unbound=(0, False)), "unbound-fork"),  # a splat
+            (dict(up=("no", "builtin")), "bind"),
+            (dict(missed=(1, 0)), "missed-fork"),
+            (dict(missed=(2, 2)), "missed-fork"))
+        for seen, test in cases:
             with self.subTest(seen):
                 self.assertEqual(failed("rebind", "rebind", **seen), ["rebind-" + test])
         module = dict(down=("no", "no"), up=("yes", "yes"))
@@ -608,14 +618,14 @@ class Rebind(unittest.TestCase):
         stable["unbound"] = (0, False)
         self.assertFalse(rebind.away_verdicts("rebind-stable", "rebind", stable)[1][1])
 
-    def test_rebind_nowatch_bound(self):
+    def test_rebind_nowatch_bound(self) -> None:
         ok = lambda state, msg: rebind.notified_only_verdict("nowatch", state, msg)[1]
         self.assertTrue(ok("yes", [self.NOTIFIED_ONLY]))
         self.assertFalse(ok("yes", []))  # the driver watches: not what this phase tests
         self.assertFalse(ok("yes", [self.NOTIFIED_ONLY] * 2))
         self.assertFalse(ok("no", [self.NOTIFIED_ONLY]))
 
-    def test_rebind_stock_oops(self):
+    def test_rebind_stock_oops(self) -> None:
         ok = lambda state, text, where: rebind.oops_verdict("rebind-stock", state, text, where)[1]
         self.assertTrue(ok("no", self.OOPS, "vmgenid_notify.isra.0"))
         self.assertFalse(ok("yes", self.OOPS, "vmgenid_notify.isra.0"))  # never unbound: another bug
@@ -623,13 +633,15 @@ class Rebind(unittest.TestCase):
         self.assertFalse(ok("no", self.OOPS.replace("kacpi_notify", "events"), "vmgenid_notify.isra.0"))
         self.assertFalse(ok("no", "", "vmgenid_notify.isra.0"))
 
-    def test_rebind_forks(self):
+    def test_rebind_forks(self) -> None:
         n = rebind.NREC
 
-        def attempt(fresh=(1, 1), same=(0, 0), repeat=False, control=True):
+        def attempt(fresh: Tuple[int, int] = (1, 1), same: Tuple[int, int] = (0, 0), repeat: bool = False,
+                    control: bool = True) -> rebind.Try:
             """One try as main's attempt() builds it from clone()'s (records, forks, reseeds)."""
-            got = {"fresh1": (records("fresh1", 6, n),) + fresh, "fresh2": (records("fresh2", 6, n),) + fresh,
-                   "same1": (records("src", 6, n),) + same, "same2": (records("src", 6, n),) + same}
+            got: rebind.Try = {"fresh1": (records("fresh1", 6, n),) + fresh,
+                               "fresh2": (records("fresh2", 6, n),) + fresh,
+                               "same1": (records("src", 6, n),) + same, "same2": (records("src", 6, n),) + same}
             if repeat:
                 got["fresh2"][0][6] = got["fresh1"][0][6]
             if not control:
@@ -638,7 +650,7 @@ class Rebind(unittest.TestCase):
                             for x, y in (("fresh1", "fresh2"), ("same1", "same2"))]
             return got
 
-        def failed(*tries):
+        def failed(*tries: rebind.Try) -> List[str]:
             return [t for t, ok, _ in rebind.fork_verdicts("rebind", "bind", list(tries)) if not ok]
         self.assertEqual(failed(attempt()), [])
         self.assertEqual(failed(attempt(control=False), attempt()), [])  # retried, not failed
@@ -656,7 +668,8 @@ class ForkEvents(unittest.TestCase):
 
     N = 64
 
-    def result(self, before, draw, reseed, back, woke=N, errors=0, after=None):
+    def result(self, before: int, draw: str, reseed: float, back: float, woke: int = N, errors: int = 0,
+               after: Optional[int] = None) -> fork_events.Parsed:
         after = before + 1 if after is None else after
         return fork_events.parse([
             "FE before=%d after=%d woke=%d timedout=0 errors=%d elapsed=0.737" % (before, after, woke, errors),
@@ -664,21 +677,21 @@ class ForkEvents(unittest.TestCase):
             "KMSG [    %.6f] random: %s" % (reseed, console.RESEED),
             "KMSG [    %.6f] fepoll: pollers returned" % back])
 
-    def restores(self):
+    def restores(self) -> Dict[str, fork_events.Parsed]:
         return {"fresh": self.result(0, "8f71bc35881f96dd7122cc20b45c482a", 2.700891, 2.796329),
                 "same": fork_events.parse(["FE pending", "COUNT 0"]),
                 "fresh-b": self.result(0, "d75784ac46b6e13e3038e12fb2b55fc5", 2.702113, 2.801420),
                 "gen2": self.result(1, "0c41c7e3b9d2a6f15e8a7d3c2b1f0e9d", 3.641492, 3.746335),
                 "gen3": self.result(2, "5a1e9f3c7b2d4e6f8a0b1c2d3e4f5a6b", 4.604957, 4.704819)}
 
-    def failed(self, got):
+    def failed(self, got: Dict[str, fork_events.Parsed]) -> List[str]:
         return [name for name, ok, _ in fork_events.verdicts("fe", self.N, got) if not ok]
 
-    def test_fork_events_passes(self):
+    def test_fork_events_passes(self) -> None:
         self.assertEqual(self.failed(self.restores()), [])
         self.assertEqual(len(fork_events.verdicts("fe", self.N, self.restores())), 6)
 
-    def test_fork_events_each_fails(self):
+    def test_fork_events_each_fails(self) -> None:
         draw = "8f71bc35881f96dd7122cc20b45c482a"
         for test, name, got in (
                 ("wake", "fresh", self.result(0, draw, 2.70, 2.79, after=2)),  # counted twice
@@ -699,7 +712,7 @@ class Demo(unittest.TestCase):
     alike, their reseed lines, the control pair's alike, its reseed lines),
     and --deep-path's on the demo's exit and output."""
 
-    def test_demo_verdict(self):
+    def test_demo_verdict(self) -> None:
         ok = lambda *tries: demo.verdict(list(tries))[0]
         self.assertEqual(demo.verdict([(0, 2, 3, 0)]), (True, "fork-demo: PASS: fresh GUIDs: 0 of 3 records "
                          "alike, 2 of 2 clones with one reseed line; same GUID: 3 of 3 records alike, 0 reseed lines "
@@ -710,7 +723,7 @@ class Demo(unittest.TestCase):
         self.assertFalse(ok((0, 2, 3, 1)))  # a reseed without a fork
         self.assertFalse(ok(*[(0, 2, 2, 0)] * 3))  # no control that repeats: the demo shows nothing
 
-    def test_demo_deep_path(self):
+    def test_demo_deep_path(self) -> None:
         passed = "[fork-demo] done in 9.3s\n" + demo.verdict([(0, 2, 3, 0)])[1] + "\n"
         failed = "[fork-demo] done in 9.3s\n" + demo.verdict([(1, 2, 3, 0)])[1] + "\n"
         self.assertEqual(demo.deep_path_verdict(105, 0, passed).line(),
@@ -726,35 +739,35 @@ class PipelineTable(unittest.TestCase):
 
     names = [n for n, _, _ in pipeline.PHASES if n != "join"]
 
-    def test_readme(self):
+    def test_readme(self) -> None:
         with open(os.path.join(qemu.TOP, "README.md")) as f:
             readme = f.read()
         table = readme.split("## make test, phase by phase", 1)[-1].split("\n## ", 1)[0]
         self.assertEqual(re.findall(r"^\| `([a-z0-9-]+)` \|", table, re.M), self.names)
 
-    def test_debug(self):
+    def test_debug(self) -> None:
         with open(os.path.join(qemu.TOP, "tests", "run-debug")) as f:
             self.assertRegex(f.read(), r'tests/vmtest"? test --debug\n')
         debug = [n for n, flags, _ in pipeline.PHASES if set(flags) & set("dD")]
         self.assertEqual([n for n, _, _ in pipeline.selected(debug=True) if n != "join"], debug)
         self.assertNotIn("reload", [n for n, _, _ in pipeline.selected()])
 
-    def test_stable(self):
+    def test_stable(self) -> None:
         stable = [n for n, flags, _ in pipeline.PHASES if "S" in flags]
         self.assertEqual([n for n, _, _ in pipeline.selected(stable=True) if n != "join"], stable)
-        for suite in ({}, {"debug": True}):
-            self.assertFalse(set(stable) & {n for n, _, _ in pipeline.selected(**suite)})
+        for debug in (False, True):
+            self.assertFalse(set(stable) & {n for n, _, _ in pipeline.selected(debug=debug)})
 
-    def test_commands_exist(self):
+    def test_commands_exist(self) -> None:
         for name, _, cmd in pipeline.PHASES:
             if cmd:
                 with self.subTest(name):
                     self.assertTrue(os.access(os.path.join(qemu.TOP, cmd.split()[0]), os.X_OK))
 
-    def test_limits(self):
+    def test_limits(self) -> None:
         self.assertLessEqual(set(pipeline.LIMITS), set(self.names))
 
-    def test_limit_kills(self):
+    def test_limit_kills(self) -> None:
         """A phase past its limit is killed and fails, whatever it would have said."""
         with tempfile.TemporaryDirectory() as d, contextlib.redirect_stdout(io.StringIO()) as out:
             old, pipeline.LIMIT = pipeline.LIMIT, 1
@@ -765,7 +778,7 @@ class PipelineTable(unittest.TestCase):
         self.assertIn("FAIL hang: killed after its limit of 1s", out.getvalue())
         self.assertNotIn("PASS", out.getvalue())
 
-    def test_phase_verdict(self):
+    def test_phase_verdict(self) -> None:
         """What a phase's exit and lines make of it: no silent pass, no SKIP."""
         cases = (("true", "PASS p"), ("false", "FAIL p: exit status 1"),
                  ("result SKIP x no", "FAIL p: 1 test(s) skipped"), ("result PASS a", "PASS a"),
@@ -780,30 +793,31 @@ class PipelineTable(unittest.TestCase):
                 os.makedirs(os.path.join(d, "bin"))
                 script = os.path.join(d, "bin", "phase")
                 with open(script, "w") as f:
-                    f.write("#!/bin/bash\n. %s/scripts/result.sh\n%s\n" % (qemu.TOP, cmd))
+                    f.write("#!/bin/bash\n. %s/scripts/lib/result.sh\n%s\n" % (qemu.TOP, cmd))
                 os.chmod(script, 0o755)
                 pipeline.Runner(d).phase("p", script)
                 self.assertIn(want, out.getvalue())
 
-    def test_unique(self):
+    def test_unique(self) -> None:
         self.assertEqual(len(self.names), len(set(self.names)))
 
 
-def main(a):
+def main(a: argparse.Namespace) -> int:
     if a.update:
         for log in sorted(glob.glob(os.path.join(FIXTURES, "*.log"))):
             with open(log[:-4] + ".expect", "w") as f:
                 f.write(parsed(log))
         return 0
     suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
-    tests = [t for group in suite for t in group]
+    # A module's suite holds a suite per TestCase class, and those the tests.
+    tests = [cast(unittest.TestCase, t) for group in suite for t in cast(unittest.TestSuite, group)]
     res = unittest.TextTestRunner(stream=sys.stderr, verbosity=1).run(suite)
     # One line per test for the runner; a failed subTest (one fixture)
     # fails its test, named with the fixture.
-    bad = {}
-    for case, why in res.failures + res.errors:
+    bad: Dict[str, List[Tuple[str, str]]] = {}
+    for case, trace in res.failures + res.errors:
         test = getattr(case, "test_case", case)
-        bad.setdefault(test.id(), []).append((getattr(case, "_subDescription", lambda: "")(), why))
+        bad.setdefault(test.id(), []).append((getattr(case, "_subDescription", lambda: "")(), trace))
     out = []
     for t in tests:
         name = "unit-" + t.id().split(".")[-1].replace("test_", "").replace("_", "-")

@@ -15,20 +15,25 @@ stock kernel, and on the patched one when it is built. What QEMU itself
 does to the page (at boot, on load) and what uid 65534 may do with
 /dev/vmclock0 are printed, not judged.
 """
+import argparse
 import os
 import random
 import re
 import time
+from typing import Any, Dict, Iterable, List, Optional
 
 from . import fleet, qemu, result, vmclock_page
+from .result import Result
 
 NAME = "vmclock-counter"
 # case, fresh GUID, counter written
 CASES = (("both", True, True), ("counter-only", False, True),
          ("guid-only", True, False), ("neither", False, False))
+# parse()'s: flags, counter, seq, marker (int) and via (str).
+View = Dict[str, Any]
 
 
-def parse(lines):
+def parse(lines: List[str]) -> Optional[View]:
     """The guest program's VMCLOCK line as a dict (ints but via), or None."""
     for line in lines:
         if line.startswith("VMCLOCK "):
@@ -41,7 +46,7 @@ def parse(lines):
     return None
 
 
-def problems(seen, counter, host):
+def problems(seen: Optional[View], counter: int, host: vmclock_page.Page) -> List[str]:
     """What is wrong with a guest's view seen (parse()) of the page, which
     must hold counter and match the host's Page host: [] if nothing."""
     if seen is None:
@@ -61,11 +66,12 @@ def problems(seen, counter, host):
     return out
 
 
-def page_str(p):
+def page_str(p: vmclock_page.Page) -> str:
     return "seq=%d marker=%d flags=0x%x counter=%d" % (p.seq, p.marker, p.flags, p.counter)
 
 
-def check(name, g, counter, host, bad=(), good=""):
+def check(name: str, g: fleet.Guest, counter: int, host: vmclock_page.Page, bad: Iterable[str] = (),
+          good: str = "") -> Result:
     """A Result: g's guest reads the page (mapped, then through read()),
     which must hold counter and be host's; bad: what is already wrong."""
     bad = list(bad)
@@ -77,12 +83,13 @@ def check(name, g, counter, host, bad=(), good=""):
     return result.verdict(name, not bad, "; ".join(bad) if bad else good)
 
 
-def fork_cases(fl, tag, out):
+def fork_cases(fl: fleet.Fleet, tag: str, out: List[Result]) -> None:
     """Boot a "both" source, snapshot it, judge the four cases' clones."""
     start = random.SystemRandom().randrange(1 << 20, 1 << 40)
     t0 = time.monotonic()
     src = fl.boot("src", counter_start=start)
     at_s, booted = src.page_from_qemu, src.vmclock().read()
+    assert at_s is not None, "a vmclock fleet's boot() keeps the page as QEMU made it"
     out.append(check("%s-boot-%s" % (NAME, tag), src, start, booted,
                      good="guest reads counter %d as written at -S" % start))
     print("[%s] %s: page as QEMU made it (-S): %s; after boot: %s" %
@@ -97,6 +104,7 @@ def fork_cases(fl, tag, out):
     for case, fresh, counter in CASES:
         c = fl.clone(case, snap, "auto" if fresh else guid, counter=counter)
         cguid, want = c.guid(), saved.counter + 1 if counter else saved.counter
+        assert c.page_from_qemu is not None, "a vmclock fleet's clone() keeps the page as loaded"
         loads.add(page_str(c.page_from_qemu))
         bad = [] if (cguid != guid) == fresh else [
             "GUID %s, source's %s: want %s" % (cguid, guid, "a new one" if fresh else "the same")]
@@ -110,7 +118,7 @@ def fork_cases(fl, tag, out):
           flush=True)
 
 
-def vmclock_alone(obj, tag, out):
+def vmclock_alone(obj: str, tag: str, out: List[Result]) -> None:
     """The "vmclock" setup (no vmgenid): one clone's counter is saved + 1."""
     with fleet.Fleet(obj, tag="vmclock-alone", devices="vmclock") as fl:
         src = fl.boot("src", counter_start=7)
@@ -123,19 +131,19 @@ def vmclock_alone(obj, tag, out):
                                                                              saved.counter)))
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kernel", action="append", choices=("stock", "patched"),
                    help="run on this kernel (repeat; default: stock, and patched if built)")
 
 
-def main(a):
+def main(a: argparse.Namespace) -> int:
     kernels = a.kernel
     if not kernels:
         patched = qemu.kernel_path(qemu.obj_of("patched"))
         kernels = ["stock"] + (["patched"] if os.path.exists(patched) else [])
         if len(kernels) == 1:
             print("[%s] no patched kernel at %s: stock only" % (NAME, patched))
-    out = []
+    out: List[Result] = []
     for tag in kernels:
         obj = qemu.obj_of(tag)
         with fleet.Fleet(obj, tag="vmclock-gen", devices="both") as fl:

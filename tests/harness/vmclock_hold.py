@@ -17,8 +17,10 @@ console (KASAN would report a wait entry unlinked from freed memory).
 Stock, the control: its waiters sleep out their 10 s, and the read()
 after the unbind faults in vmclock_miscdev_read; the program dies there.
 """
+import argparse
 import random
 import re
+from typing import Dict, List
 
 from . import console, fleet, qemu, result, vmclock_page
 
@@ -33,9 +35,9 @@ WANT = {"before": "56434c4b", "waiter-poll": "0x18", "waiter-epoll": "0x18", "un
 RIP = r"RIP: \S+:(?:0x([0-9a-f]+)|([\w.]+)\+)"
 
 
-def parse(lines):
+def parse(lines: List[str]) -> Dict[str, str]:
     """vmclock-hold.sh's lines as {step: result}; 'exit' from HOLD-EXIT."""
-    out = {}
+    out: Dict[str, str] = {}
     for line in lines:
         if line.startswith("HOLD-EXIT "):
             out["exit"] = line.split(" ", 1)[1]
@@ -45,13 +47,13 @@ def parse(lines):
     return out
 
 
-def patched_problems(got, splats):
+def patched_problems(got: Dict[str, str], splats: List[str]) -> List[str]:
     """[] if every step printed what WANT says and the console is clean."""
     return (["%s=%s, want %s" % (k, got.get(k, "(nothing)"), v) for k, v in WANT.items()
              if got.get(k) != v] + ["console: " + s for s in splats[:2]])
 
 
-def stock_problems(got, splats, where):
+def stock_problems(got: Dict[str, str], splats: List[str], where: List[str]) -> List[str]:
     """[] if the file was held across the unbind and its read() never
     returned, killed by a fault in vmclock_miscdev_read (where: the
     functions of the console's faults, in order; a waiter's poll() may
@@ -68,13 +70,13 @@ def stock_problems(got, splats, where):
     return out
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kernel", choices=("patched", "stock"), default="patched",
                    help="stock: the base kernel, whose read() after the unbind must fault "
                    "(test name vmclock-hold-stock)")
 
 
-def main(a):
+def main(a: argparse.Namespace) -> int:
     stock = a.kernel == "stock"
     name, obj = NAME + ("-stock" if stock else ""), qemu.obj_of(a.kernel)
     # The splat is the stock test's finding, not a failure of the fleet.

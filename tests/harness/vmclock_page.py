@@ -7,10 +7,12 @@ Writes follow the ABI's seqcount: seq_count odd while the page changes,
 even after. They are made while the guest is stopped (before its first
 cont, or once an incoming snapshot is loaded): no vCPU reads half a write.
 """
-import collections
 import os
 import re
 import struct
+from typing import Iterable, List, NamedTuple, Optional, Tuple
+
+from . import qemu
 
 MAGIC = b"VCLK"
 # Offsets in struct vmclock_abi.
@@ -22,14 +24,22 @@ FLAG_GEN_COUNTER = 1 << 8  # VMCLOCK_FLAG_VM_GEN_COUNTER_PRESENT
 FLAG_NOTIFICATION = 1 << 9
 REGION = "vmclock_page"  # QEMU's name for the page's RAM (hw/acpi/vmclock.c)
 
-Page = collections.namedtuple("Page", "magic size version seq marker flags counter")
+
+class Page(NamedTuple):
+    magic: bytes
+    size: int
+    version: int
+    seq: int
+    marker: int
+    flags: int
+    counter: int
 
 
 class VmclockError(RuntimeError):
     pass
 
 
-def decode(raw):
+def decode(raw: bytes) -> Page:
     """The page's first HEADER bytes as a Page."""
     if len(raw) < HEADER:
         raise VmclockError("short vmclock page read: %d bytes" % len(raw))
@@ -40,7 +50,7 @@ def decode(raw):
     return Page(magic, size, version, seq, marker, flags, counter)
 
 
-def counter_writes(page, counter, flags=0):
+def counter_writes(page: Page, counter: int, flags: int = 0) -> List[Tuple[int, bytes]]:
     """(offset, bytes) to write, in order, to set vm_generation_counter
     and its flag (and flags) on a page that now reads page."""
     if page.seq & 1:
@@ -51,33 +61,33 @@ def counter_writes(page, counter, flags=0):
             (SEQ, struct.pack("<I", (page.seq + 2) & 0xffffffff))]
 
 
-def apply(raw, writes):
+def apply(raw: bytes, writes: Iterable[Tuple[int, bytes]]) -> bytes:
     out = bytearray(raw)
     for off, data in writes:
         out[off:off + len(data)] = data
     return bytes(out)
 
 
-def mtree_gpa(text):
+def mtree_gpa(text: str) -> Optional[int]:
     """The guest physical address 'info mtree' gives the page, or None."""
     m = re.search(r"^\s*([0-9a-f]+)-[0-9a-f]+ \(prio -?\d+, ram\): %s\r?$" % REGION, text, re.M)
     return int(m.group(1), 16) if m else None
 
 
-def gpa2hva(text):
+def gpa2hva(text: str) -> Optional[Tuple[int, str]]:
     """(host address, region name) from HMP gpa2hva's answer, or None."""
     m = re.search(r"Host virtual address for 0x[0-9a-f]+ \((\S+)\) is 0x([0-9a-f]+)", text)
     return (int(m.group(2), 16), m.group(1)) if m else None
 
 
-def hmp(qmp, line):
+def hmp(qmp: qemu.QMP, line: str) -> str:
     return qmp.cmd("human-monitor-command", **{"command-line": line})
 
 
 class VmclockPage:
     """One QEMU process's vmclock page, as its VMM sees it."""
 
-    def __init__(self, pid, qmp):
+    def __init__(self, pid: int, qmp: qemu.QMP) -> None:
         gpa = mtree_gpa(hmp(qmp, "info mtree"))
         if gpa is None:
             raise VmclockError("QEMU pid %d: no %s in 'info mtree' (no -device vmclock?)" % (pid, REGION))
@@ -91,17 +101,17 @@ class VmclockPage:
             raise VmclockError("%s at 0x%x (GPA 0x%x): magic %r version %d, not VCLK 1"
                                % (self.mem, self.hva, gpa, page.magic, page.version))
 
-    def read_raw(self):
+    def read_raw(self) -> bytes:
         fd = os.open(self.mem, os.O_RDONLY)
         try:
             return os.pread(fd, HEADER, self.hva)
         finally:
             os.close(fd)
 
-    def read(self):
+    def read(self) -> Page:
         return decode(self.read_raw())
 
-    def set_counter(self, counter, flags=0):
+    def set_counter(self, counter: int, flags: int = 0) -> Page:
         """Write counter and VM_GEN_COUNTER_PRESENT (and flags) under
         seq_count; the page as read back, which must be exactly what was
         written."""

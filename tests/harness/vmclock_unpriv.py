@@ -13,20 +13,26 @@ would be one). On the stock kernel the device is root's: the same program
 must fail to open it with EACCES, while root reads it in the same guest
 (so the device is there and only the permission differs).
 """
+import argparse
 import random
 import re
+from typing import Any, Dict, List
 
 from . import fleet, qemu, result
+from .result import Result
 
 NAME = "vmclock-unpriv"
 QUIET_S = 5  # the control's bound: the move shows at once where it happens
 MOVE_S = 30  # the bumped clone's bound, generous for TCG under load
+# parse()'s: each key's value as its line has it (a dict of its fields,
+# text, an exit status, True); Any as each judge reads its own keys.
+Spin = Dict[str, Any]
 
 
-def parse(lines):
+def parse(lines: List[str]) -> Spin:
     """What vmclock-spin.sh printed, as a dict: spin, moved, error, exit,
     running, mode, state (each absent if not printed)."""
-    out = {}
+    out: Spin = {}
     for l in lines:
         kv = {k: int(v) if v.isdigit() else v for k, v in re.findall(r"(\w+)=(\S+)", l)}
         word = l.split(" ", 1)[0]
@@ -48,7 +54,7 @@ def parse(lines):
     return out
 
 
-def started_problems(got, counter):
+def started_problems(got: Spin, counter: int) -> List[str]:
     """The spinner as started on the source: mapped as 65534, at counter."""
     spin = got.get("spin")
     if not spin:
@@ -63,7 +69,7 @@ def started_problems(got, counter):
     return out
 
 
-def moved_problems(got, frm):
+def moved_problems(got: Spin, frm: int) -> List[str]:
     """The bumped clone: the spinner saw from -> from + 1 and ended."""
     m = got.get("moved")
     if not m:
@@ -77,7 +83,7 @@ def moved_problems(got, frm):
     return out
 
 
-def control_problems(before, got, after):
+def control_problems(before: Spin, got: Spin, after: Spin) -> List[str]:
     """The unbumped clone: two states around QUIET_S of waiting, the wait's
     own output between; still spinning at the end, on loads alone."""
     out = []
@@ -93,7 +99,7 @@ def control_problems(before, got, after):
     return out
 
 
-def stock_problems(got, root_lines):
+def stock_problems(got: Spin, root_lines: List[str]) -> List[str]:
     """Stock: 65534 refused at open with EACCES, root reads the page."""
     out = []
     if got.get("error") != "open=EACCES":
@@ -103,7 +109,7 @@ def stock_problems(got, root_lines):
     return out
 
 
-def patched(out):
+def patched(out: List[Result]) -> None:
     start = random.SystemRandom().randrange(1 << 20, 1 << 40)
     with fleet.Fleet(qemu.obj_of("patched"), tag=NAME, devices="vmclock") as fl:
         src = fl.boot("src", counter_start=start)
@@ -138,7 +144,7 @@ def patched(out):
                                        after["state"]["utime"], after["state"]["vcsw"])))
 
 
-def stock(out):
+def stock(out: List[Result]) -> None:
     with fleet.Fleet(qemu.obj_of("stock"), tag=NAME + "-stock", devices="vmclock") as fl:
         src = fl.boot("src", counter_start=1)
         got = parse(src.run("vmclock-spin start", timeout=30))
@@ -151,8 +157,8 @@ def stock(out):
                                    "stock userspace cannot watch the counter"))
 
 
-def main(a):
-    out = []
+def main(a: argparse.Namespace) -> int:
+    out: List[Result] = []
     patched(out)
     stock(out)
     return result.report(out)

@@ -37,10 +37,13 @@ the end of a call, or clones finish the cut call with the same bytes.
 A kernel that must repeat is judged on the cut call's own outputs
 (busy.CUT_CALL), the patched kernel on every output.
 """
-import collections
+import argparse
 import sys
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from . import busy, qemu, result
+from .busy import Counts
+from .result import Verdict
 
 # Stock's getrandom() window is small under TCG: one boot in four showed
 # it in 2 of 15 pairs (make test, December 2026), so stock gets up to 32.
@@ -53,23 +56,35 @@ MIN_SNAPSHOTS = 3
 # getrandom() control pair in two repeats nothing. Three make a try whose
 # control shows nothing rare (measured: 3 of 5 single pairs differed).
 CONTROL = 3
-Opts = collections.namedtuple("Opts", "name profile ifaces pairs devices", defaults=("vmgenid",))
 
 
-def valid(tries):
+class Opts(NamedTuple):
+    name: str
+    profile: str
+    ifaces: Sequence[str]
+    pairs: int
+    devices: str = "vmgenid"
+
+
+# One try of one interface: busy.compare() results per fresh pair, per
+# same-GUID pair, and per fresh clone against its snapshot's same-GUID clones.
+Try = Tuple[List[Counts], List[Counts], List[Counts]]
+
+
+def valid(tries: List[Try]) -> List[Try]:
     """The tries where a same-GUID pair repeated: only they can show a
     fork's effect (a try whose control differs met the crng's own reseed, or
     its consumers drew in another order)."""
     return [t for t in tries if any(p[0] for p in t[1])]
 
 
-def reach(n):
+def reach(n: int) -> float:
     """The smallest share of forks leaving a repeat that n clean pairs
     would have caught with 95% probability: 1 - 0.05^(1/n)."""
     return 1 - 0.05 ** (1.0 / n) if n else 1.0
 
 
-def detectability(tries):
+def detectability(tries: List[Try]) -> Tuple[int, int]:
     """(clones that repeated their snapshot's same-GUID clones, clones), over
     the tries whose control repeated: how often a missed fork shows per
     clone, measured on a kernel that misses every fork (stock)."""
@@ -77,13 +92,13 @@ def detectability(tries):
     return sum(1 for c in clones if c[0]), len(clones)
 
 
-def outputs(results):
+def outputs(results: List[Counts]) -> str:
     """The real outputs compared, fewest to most, as "a-b" (or "a")."""
     n = sorted({r[2] for r in results})
     return "-".join(str(x) for x in (n[:1] + n[-1:] if len(n) > 1 else n)) or "0"
 
 
-def unjudged(o):
+def unjudged(o: Opts) -> Tuple[str, ...]:
     """Interfaces the patched kernel makes no claim for here: without
     vmclock's counter its vDSO learns of a fork only from the kernel's next
     reseed, as stock's does (the covers say so; vdso-only-vmgenid shows it
@@ -92,7 +107,8 @@ def unjudged(o):
     return () if "vmclock" in qemu.DEVICES[o.devices] else ("vdso",)
 
 
-def verdicts(o, kernel, tries, repeats=None, detect=None):
+def verdicts(o: Opts, kernel: str, tries: Dict[str, List[Try]], repeats: Optional[bool] = None,
+             detect: Optional[Dict[str, Tuple[int, int]]] = None) -> List[Verdict]:
     """[(name, ok, why)] over every try of one kernel; tries: {iface: [(fresh, control,
     clones)]}, each a list of busy.compare() results (same, run, outputs compared): per
     fresh pair, per same-GUID pair, and per fresh clone against its snapshot's same-GUID
@@ -101,7 +117,7 @@ def verdicts(o, kernel, tries, repeats=None, detect=None):
     detectability()} of stock in the same run, which the patched verdict quotes."""
     if repeats is None:
         repeats = kernel in qemu.REPEATS
-    out = []
+    out: List[Verdict] = []
     for iface in o.ifaces:
         allctl = [p for _, c, _ in tries[iface] for p in c]
         fresh = [p for f, _, _ in tries[iface] for p in f]
@@ -143,7 +159,7 @@ def verdicts(o, kernel, tries, repeats=None, detect=None):
     return out
 
 
-def add_args(p):
+def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pairs", type=int, default=9,
                    help="fresh-GUID pairs of the patched kernel, over %d snapshots (default "
                    "%%(default)s; stock: %d a try)" % (MIN_SNAPSHOTS, STOCK_PAIRS))
@@ -162,13 +178,14 @@ def add_args(p):
                    help="as --vdso-only, in 64 KiB calls, snapshots inside a call (test name vdso-call)")
 
 
-def run(o, kernel, repeats=None, detect=None):
+def run(o: Opts, kernel: str, repeats: Optional[bool] = None,
+        detect: Optional[Dict[str, Tuple[int, int]]] = None) -> Tuple[List[Verdict], Dict[str, List[Try]]]:
     """(verdicts, tries) of one kernel; detect: as verdicts() takes it."""
     # Early in boot the crng reseeds itself every few seconds (RDRAND in
     # TCG's -cpu max): when that is due at the resume, even the control
     # differs. A try that leaves a verdict unmet is redone a little later
     # in uptime (a boot's reseed schedule is much the same each time).
-    tries = {i: [] for i in o.ifaces}
+    tries: Dict[str, List[Try]] = {i: [] for i in o.ifaces}
     if repeats is None:
         repeats = kernel in qemu.REPEATS
     ntries = STOCK_TRIES if repeats else PATCHED_TRIES
@@ -203,7 +220,7 @@ def run(o, kernel, repeats=None, detect=None):
     return got, tries
 
 
-def main(a):
+def main(a: argparse.Namespace) -> int:
     if a.pairs < 1:
         sys.exit("window: --pairs %d: at least one fresh pair, or nothing is judged" % a.pairs)
     profile = "vdso-call" if a.vdso_call else "vdso-only" if a.vdso_only else "busy"
