@@ -23,7 +23,7 @@ export:  ## write the series branches back to patches/NAME/
 build: tree  ## configure (tinyconfig + configs/) and build the patched kernel
 	@scripts/build
 build-stock: tree  ## build the unpatched base kernel (for comparisons)
-	@scripts/build-stock
+	@scripts/build stock
 initramfs: tree  # busybox, guest programs, the tree's kselftests
 	@scripts/mkinitramfs
 boot: build initramfs  ## boot the patched kernel in QEMU, run the smoke test

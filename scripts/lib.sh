@@ -18,5 +18,7 @@
 . "$TOP/scripts/lib/base.sh"
 # shellcheck source=scripts/lib/series.sh
 . "$TOP/scripts/lib/series.sh"
+# shellcheck source=scripts/lib/kernels.sh
+. "$TOP/scripts/lib/kernels.sh"
 # shellcheck source=scripts/lib/kbuild.sh
 . "$TOP/scripts/lib/kbuild.sh"

@@ -25,10 +25,4 @@ B4_PY=$BUILD/tools/root/usr/lib/python3/dist-packages
 PROJECT_NAME=vmfork
 PROJECT_EMAIL=vmfork@example.org
 T0=${T0:-$(date +%s)}
-# The base kernel's tree and build (scripts/build-stock).
-STOCK_TREE=$BUILD/stock
-STOCK_OBJ=$BUILD/obj-stock
-# make test-stable: the fixes on the previous base (scripts/stabletree),
-# and that base as it is; their builds (scripts/build-stable).
-STABLE_TREE=$BUILD/stable STABLE_STOCK=$BUILD/stable-stock
-STABLE_OBJ=$BUILD/obj-stable STABLE_STOCK_OBJ=$BUILD/obj-stable-stock
+# The kernels' trees and builds: configs/kernels (scripts/lib/kernels.sh).

@@ -48,12 +48,12 @@ import statistics
 import sys
 from typing import Dict, List, Sequence, Tuple
 
-from . import console, qemu, vmclock_page
+from . import console, kernels, qemu, vmclock_page
 
 NAME, BENCHMARK = "bench-rng", True
 ROUNDS, UML_ROUNDS, CLOCK = 3, 16, "icount"
-BENCH_OBJ = os.path.join(qemu.BUILD, "obj-bench")
-RESEED_OBJ = os.path.join(qemu.BUILD, "obj-bench-reseed")  # vmfork-reseed alone
+BENCH_OBJ = kernels.KERNELS["bench"].obj(qemu.BUILD)
+RESEED_OBJ = kernels.KERNELS["bench-reseed"].obj(qemu.BUILD)  # vmfork-reseed alone
 # name, build, vmgenid GUID (None: no vmgenid), vmclock counter written at
 # boot as the VMM (None: no vmclock). What the patched kernel watches:
 # nothing (static key off), the ID's first 8 bytes, vmclock's counter,
@@ -129,7 +129,7 @@ def built(path: str) -> None:
 def native(rounds: int) -> None:
     """The native table: UML kernels alternated, rounds rounds."""
     for obj in sorted({u[1] for u in UML}):
-        built(os.path.join(qemu.BUILD, "uml-" + obj, "linux"))
+        built(os.path.join(kernels.KERNELS["uml-" + obj].obj(qemu.BUILD), "linux"))
     print("[bench-rng] native: User-Mode Linux on CPU %d; %d rounds" %
           ((os.cpu_count() or 1) - 1, rounds), flush=True)
     res: Dict[str, Metrics] = {u[0]: {} for u in UML}
@@ -137,7 +137,7 @@ def native(rounds: int) -> None:
     for r in range(rounds):
         # Rotated each round, so that no kernel always runs first.
         for name, obj, _, watch in UML[r % len(UML):] + UML[:r % len(UML)]:
-            got = metrics(uml_boot(os.path.join(qemu.BUILD, "uml-" + obj), watch, log), best=True)
+            got = metrics(uml_boot(kernels.KERNELS["uml-" + obj].obj(qemu.BUILD), watch, log), best=True)
             if len(got) < 4:
                 sys.exit("bench-rng: UML %s printed %s; log: %s" % (name, sorted(got), log))
             for m, v in got.items():

@@ -1,7 +1,7 @@
 """The series' KUnit suite (random_vmfork): what the RNG counts as a VM
 fork. vmfork_update() touches only its arguments, so the suite runs where
 the kernel's own kunit.py runs suites by default: a User-Mode Linux
-kernel (scripts/build-kunit, build/uml-kunit), which halts once the suite
+kernel (configs/kernels: kunit), which halts once the suite
 is done. The kernels that boot and fork in QEMU are configured as shipped,
 without KUnit. Every case in CASES must run and pass, no more and no
 fewer; a SKIP fails, since the feature exists on the patched kernel.
@@ -10,7 +10,7 @@ import argparse
 import os
 from typing import List, Optional, Tuple
 
-from . import console, qemu, result
+from . import console, kernels, qemu, result
 from .result import Result
 
 SUITE = "random_vmfork"
@@ -19,8 +19,8 @@ CASES = ("vmfork_neither_changes", "vmfork_both_change", "vmfork_counter_changes
          "vmfork_id_changes", "vmfork_second_report", "vmfork_id_after_counter_alone")
 
 
-# The KUnit kernel: UML, built from the series' tip by scripts/build-kunit.
-OBJ = os.path.join(qemu.BUILD, "uml-kunit")
+# The KUnit kernel: UML, the series' tip with its suite (scripts/build kunit).
+OBJ = kernels.KERNELS["kunit"].obj(qemu.BUILD)
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -32,7 +32,7 @@ def cases(log: str, parse_only: bool = False, timeout: float = 300) -> Tuple[boo
     ok = True
     if not parse_only:
         if not os.path.exists(os.path.join(OBJ, "linux")):
-            raise RuntimeError("no %s/linux: run scripts/build-kunit" % OBJ)
+            raise RuntimeError("no %s/linux: run scripts/build kunit" % OBJ)
         ok, text = qemu.uml(OBJ, ["mem=64M", "kunit.enable=1", "kunit_shutdown=halt"], log, timeout)
         ok = ok and not console.splats(text)
     return ok, console.parse(console.read(log)).find(SUITE)

@@ -46,10 +46,10 @@ PHASES = (
     ("build", "", "scripts/build"),
     # The series with its checks compiled out: two files differ from build,
     # so ccache builds it in a minute or two.
-    ("build-revert", "d", "scripts/build-revert"),
-    ("build-kunit", "", "scripts/build-kunit"),
-    ("build-stock", "", "scripts/build-stock"),
-    ("build-arm64", "", "scripts/build-arch arm64"),
+    ("build-revert", "d", "scripts/build revert"),
+    ("build-kunit", "", "scripts/build kunit"),
+    ("build-stock", "", "scripts/build stock"),
+    ("build-arm64", "", "scripts/build arm64"),
     ("initramfs", "d", "scripts/mkinitramfs"),
     ("workspace", "&", "tests/host/workspace"),
     ("targets", "&", "tests/host/targets"),
@@ -118,8 +118,8 @@ PHASES = (
     # make test-stable ('S' only): the fixes series backported to the
     # previous Debian base, that base as shipped beside it.
     ("stable-tree", "S", "scripts/stabletree"),
-    ("stable-build-stock", "S", "scripts/build-stable stock"),
-    ("stable-build", "S", "scripts/build-stable"),
+    ("stable-build-stock", "S", "scripts/build stable-stock"),
+    ("stable-build", "S", "scripts/build stable"),
     ("rebind-stable-stock", "S", "tests/vmtest rebind --kernel stable-stock"),
     ("rebind-stable", "S", "tests/vmtest rebind --kernel stable"),
     ("early-crng-stable-stock", "S", "tests/vmtest early-crng --kernel stable-stock"),

@@ -13,7 +13,7 @@ import subprocess
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from . import console
+from . import console, kernels
 from .result import Result
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -33,21 +33,17 @@ RUN = Settings(None, None, False)
 
 
 
-# The base kernel's build (scripts/build-stock).
-STOCK_OBJ = os.path.join(BUILD, "obj-stock")
-# Variants of the series (scripts/build-variant NAME: tests/kernels/NAME.patch
-# on its tip, into build/variant-NAME/obj): revert has both checks compiled out and
-# must repeat as stock does; skip5, miss5 and lateread are planted faults,
-# judged as the patched kernel, which their phases must then fail.
-VARIANTS = ("revert", "skip5", "miss5", "lateread")
-KERNELS = ("patched", "stock") + VARIANTS
+# The kernels the fork tests take by --kernel (configs/kernels): the tip,
+# the base, and the variants of the series (tests/kernels/NAME.patch on its
+# tip): revert has both checks compiled out and must repeat as stock does;
+# skip5, miss5 and lateread are planted faults, judged as the patched
+# kernel, which their phases must then fail.
+KERNELS = ("patched", "stock") + kernels.VARIANTS
 # The kernels whose fresh clones must repeat.
 REPEATS = ("stock", "revert")
-# make test-stable's: the fixes backported to the previous base, and that
-# base as shipped (scripts/build-stable); only rebind and early-crng run there.
-STABLE_OBJ = os.path.join(BUILD, "obj-stable")
-STABLE_STOCK_OBJ = os.path.join(BUILD, "obj-stable-stock")
-STABLE_KERNELS = ("stable", "stable-stock")
+# make test-stable's (only rebind and early-crng run there).
+STABLE_KERNELS = kernels.STABLE
+STOCK_OBJ = kernels.KERNELS["stock"].obj(BUILD)
 # The one QEMU every guest runs on (scripts/getqemu: 10.0, for vmclock).
 QEMU = os.path.join(BUILD, "qemu", "bin", "qemu-system-x86_64")
 
@@ -61,17 +57,16 @@ def qemu_bin() -> str:
 def default_obj() -> str:
     """The kernel build the tests use: --obj, else VMFORK_OBJ (the debug
     build, set by make test-debug for every phase), else build/obj."""
-    return RUN.obj or os.environ.get("VMFORK_OBJ") or os.path.join(BUILD, "obj")
+    return RUN.obj or os.environ.get("VMFORK_OBJ") or kernels.KERNELS["patched"].obj(BUILD)
 
 
 def obj_of(kernel: str) -> str:
     """The build of a kernel by role: patched is --obj (make test-debug's
     kernel there), stock the base, a variant its build/variant-NAME/obj, stable
     and stable-stock the previous base with and without the fixes."""
-    if kernel in VARIANTS:
-        return os.path.join(BUILD, "variant-" + kernel, "obj")
-    return {"stock": STOCK_OBJ, "stable": STABLE_OBJ,
-            "stable-stock": STABLE_STOCK_OBJ}.get(kernel) or default_obj()
+    if kernel == "patched":
+        return default_obj()
+    return kernels.KERNELS[kernel].obj(BUILD)
 
 
 def symbol(obj: str, addr: int) -> str:

@@ -16,7 +16,7 @@ import unittest
 from typing import Any, Container, Dict, List, Optional, Set, Tuple, cast
 
 from . import bench_rng, busy, console, demo, early_crng, firmware, fleet, fork, fork_count, fork_events, \
-    kunit, long_read, pipeline, qemu, rebind, result, storm, vmclock_gen, vmclock_hold, vmclock_page, \
+    kernels, kunit, long_read, pipeline, qemu, rebind, result, storm, vmclock_gen, vmclock_hold, vmclock_page, \
     vmclock_unpriv, window
 from .result import Result
 
@@ -732,6 +732,24 @@ class Demo(unittest.TestCase):
                          "FAIL fork-demo-deep-path: exit 1 from a 105-character path")
         self.assertFalse(demo.deep_path_verdict(105, 0, failed).ok)
         self.assertFalse(demo.deep_path_verdict(105, 0, "fork harness failed: no fork-demo: PASS").ok)
+
+
+class KernelRegistry(unittest.TestCase):
+    """configs/kernels, read by the shell half and here alike."""
+
+    def test_registry(self) -> None:
+        names = set(kernels.KERNELS)
+        self.assertLessEqual({"patched", "stock", "debug", "kunit"} | set(qemu.KERNELS), names)
+        patches = {f[:-6] for f in os.listdir(os.path.join(qemu.TOP, "tests", "kernels")) if f.endswith(".patch")}
+        self.assertEqual(set(kernels.VARIANTS), patches)
+        # Every kernel the pipeline builds is declared there.
+        built = {c.split()[1] for _, _, c in pipeline.PHASES if c.startswith("scripts/build ")}
+        self.assertLessEqual(built, names)
+        for k in kernels.KERNELS.values():
+            for frag in k.fragments:
+                self.assertTrue(os.path.exists(os.path.join(qemu.TOP, "configs", frag + ".config")), frag)
+        with self.assertRaises(ValueError):
+            kernels.parse("a\tb\tmktree\tobj\tguest\n")
 
 
 class PipelineTable(unittest.TestCase):

@@ -25,7 +25,7 @@ alone is judged as stock: where the vDSO has no counter to compare
 own check, not a faster notification, is what closes the window.
 
 With --kernel revert only the series with its checks compiled out is run
-(tests/kernels/revert.patch, scripts/build-revert), judged as stock: its
+(tests/kernels/revert.patch, scripts/build revert), judged as stock: its
 new GUIDs must repeat on every interface, which shows that the checks,
 not a faster notification, close the window. With --kernel skip5 or
 miss5 (planted faults, tests/kernels/) that kernel alone is judged as

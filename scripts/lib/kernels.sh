@@ -1,0 +1,19 @@
+# shellcheck shell=bash
+# The kernels of configs/kernels, the one place they are declared.
+
+KERNELS_FILE=$TOP/configs/kernels
+kernel_names() { sed -e '/^#/d' -e '/^$/d' -e 's/\t.*//' "$KERNELS_FILE"; }
+# kernel NAME: its entry as K_NAME, K_TREE (absolute; make tree's own
+# follows $TREE), K_MADE, K_OBJ (absolute), K_FRAGS, K_ARCH; dies on an
+# unknown name.
+kernel() {
+	local name tree made obj frags arch
+	while IFS='	' read -r name tree made obj frags arch; do
+		[ "$name" = "$1" ] || continue
+		# shellcheck disable=SC2034 # for the scripts that source this
+		K_NAME=$name K_TREE=$BUILD/$tree K_MADE=$made K_OBJ=$BUILD/$obj K_FRAGS=$frags K_ARCH=$arch
+		[ "$made" != mktree ] || K_TREE=$TREE
+		return 0
+	done < <(sed -e '/^#/d' -e '/^$/d' "$KERNELS_FILE")
+	die "no kernel '$1' in configs/kernels (it has: $(kernel_names | tr '\n' ' '))"
+}
