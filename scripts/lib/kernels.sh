@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034,SC2153 # K_* for the callers; TREE from paths.sh
 # The kernels of configs/kernels, the one place they are declared.
 
 KERNELS_FILE=$TOP/configs/kernels
@@ -10,7 +10,6 @@ kernel() {
 	local name tree made obj frags arch
 	while IFS='	' read -r name tree made obj frags arch; do
 		[ "$name" = "$1" ] || continue
-		# shellcheck disable=SC2034 # for the scripts that source this
 		K_NAME=$name K_TREE=$BUILD/$tree K_MADE=$made K_OBJ=$BUILD/$obj K_FRAGS=$frags K_ARCH=$arch
 		[ "$made" != mktree ] || K_TREE=$TREE
 		return 0

@@ -133,6 +133,33 @@ def named(name: str, devices: str) -> str:
     return name if devices == "vmgenid" else name + "-" + devices
 
 
+# The machine every guest and its clones share: a snapshot restores only
+# into the same machine type, memory and vCPUs.
+MACHINE, MEMORY_MB, CPUS = "q35", 256, 2
+
+
+def machine(accel: str, booting: bool) -> List[str]:
+    """The machine's options for accel. Under TCG a CPU with RDRAND, so
+    that the crng is ready at boot as on real hardware (qemu64 has none
+    and needs a minute of interrupts); VMFORK_CPU names another model, to
+    measure without the CPU's RNG ("max,-rdrand,-rdseed"), or make
+    test-debug's (tests/run-debug). A booting TCG guest runs both vCPUs on
+    one host thread: the kernel patches its own text (alternatives, static
+    keys) while the other vCPU runs, and under multi-threaded TCG that vCPU
+    now and then executes a stale int3 ("Oops: int3" at ~0.8 s, on stock
+    and patched kernels alike, about one boot in a hundred). Restored
+    clones, which do the RNG work, run on two."""
+    if accel != "tcg":
+        opts = ["-machine", "%s,accel=%s" % (MACHINE, accel)]
+    elif booting:
+        opts = ["-machine", MACHINE, "-accel", "tcg,thread=single"]
+    else:
+        opts = ["-machine", "%s,accel=tcg" % MACHINE]
+    if accel == "tcg":
+        opts += ["-cpu", os.environ.get("VMFORK_CPU", "max")]
+    return opts + ["-m", str(MEMORY_MB), "-smp", str(CPUS)]
+
+
 def qemu_argv(kernel: str, initrd: str, append: str, accel: str, console_log: str,
               guid: Optional[str] = "auto", chardevs: Sequence[str] = (), qmp: Optional[str] = None,
               incoming: Optional[str] = None, extra: Sequence[str] = (), devices: str = "vmgenid",
@@ -143,27 +170,12 @@ def qemu_argv(kernel: str, initrd: str, append: str, accel: str, console_log: st
     devices: a key of DEVICES; guid None leaves vmgenid out whatever it says.
     paused: -S, so that the VMM's writes land before the first instruction.
     """
-    argv = [qemu_bin(), "-machine", "q35,accel=" + accel,
-            "-m", "256", "-smp", "2", "-nodefaults", "-display", "none",
-            "-no-reboot", "-kernel", kernel, "-initrd", initrd,
-            "-append", "console=ttyS0 panic=-1 " + append,
-            "-chardev", "file,id=con,path=" + console_log,
-            "-serial", "chardev:con"]
-    if accel == "tcg":
-        # A CPU with RDRAND, so that the crng is ready at boot as on real
-        # hardware (qemu64 has none and needs a minute of interrupts).
-        # VMFORK_CPU: another CPU model, to measure without the CPU's
-        # RNG ("max,-rdrand,-rdseed"), or make test-debug's (tests/run-debug).
-        argv[3:3] = ["-cpu", os.environ.get("VMFORK_CPU", "max")]
-        if not incoming:
-            # Booting, the kernel patches its own text (alternatives,
-            # static keys) while the other vCPU runs: under multi-threaded
-            # TCG that vCPU now and then executes a stale int3 ("Oops:
-            # int3" at ~0.8 s, on stock and patched kernels alike, about
-            # one boot in a hundred). Boots run both vCPUs on one host
-            # thread; restored clones, which do the RNG work, run on two.
-            argv[2] = "q35"
-            argv[3:3] = ["-accel", "tcg,thread=single"]
+    argv = [qemu_bin()] + machine(accel, booting=not incoming) + [
+        "-nodefaults", "-display", "none",
+        "-no-reboot", "-kernel", kernel, "-initrd", initrd,
+        "-append", "console=ttyS0 panic=-1 " + append,
+        "-chardev", "file,id=con,path=" + console_log,
+        "-serial", "chardev:con"]
     for i, path in enumerate(chardevs):
         argv += ["-chardev", "socket,id=ch%d,path=%s,server=on,wait=off" % (i, path),
                  "-serial", "chardev:ch%d" % i]
@@ -311,17 +323,35 @@ def probe_accel(kernel: str, initrd: str) -> str:
     cache = os.path.join(BUILD, "accel")
     if RUN.accel:
         return RUN.accel
-    if os.path.exists(cache):
+    # The answer holds for this host boot, this /dev/kvm and this QEMU.
+    key = probe_key()
+    try:
         with open(cache) as f:
-            return f.read().strip()
+            accel, _, had = f.read().strip().partition(" ")
+        if had == key and accel in ("kvm", "tcg"):
+            return accel
+    except FileNotFoundError:
+        pass
     accel = "tcg"
     if os.access("/dev/kvm", os.R_OK | os.W_OK):
         log = os.path.join(BUILD, "kvm-probe.log")
         ok, _, _ = boot(kernel, initrd, "", "kvm", log, timeout=20)
         accel = "kvm" if ok else "tcg"
     with open(cache, "w") as f:
-        f.write(accel + "\n")
+        f.write("%s %s\n" % (accel, key))
     return accel
+
+
+def probe_key() -> str:
+    """What the KVM probe's answer depends on: the host's boot, whether
+    /dev/kvm is usable, and the QEMU binary."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot_id = f.read().strip()
+    except OSError:
+        boot_id = "?"
+    q = os.stat(QEMU).st_mtime_ns if os.path.exists(QEMU) else 0
+    return "%s:%d:%d" % (boot_id, os.access("/dev/kvm", os.R_OK | os.W_OK), q)
 
 
 class QMP:

@@ -734,6 +734,21 @@ class Demo(unittest.TestCase):
         self.assertFalse(demo.deep_path_verdict(105, 0, "fork harness failed: no fork-demo: PASS").ok)
 
 
+class Machine(unittest.TestCase):
+    def test_machine(self) -> None:
+        """A booting TCG guest on one host thread, clones on two; KVM as is."""
+        old = os.environ.pop("VMFORK_CPU", None)
+        try:
+            self.assertEqual(qemu.machine("tcg", True), ["-machine", "q35", "-accel", "tcg,thread=single",
+                                                         "-cpu", "max", "-m", "256", "-smp", "2"])
+            self.assertEqual(qemu.machine("tcg", False), ["-machine", "q35,accel=tcg", "-cpu", "max",
+                                                          "-m", "256", "-smp", "2"])
+            self.assertEqual(qemu.machine("kvm", True), ["-machine", "q35,accel=kvm", "-m", "256", "-smp", "2"])
+        finally:
+            if old is not None:
+                os.environ["VMFORK_CPU"] = old
+
+
 class KernelRegistry(unittest.TestCase):
     """configs/kernels, read by the shell half and here alike."""
 
