@@ -16,7 +16,7 @@ import re
 import time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, cast
 
-from . import fleet, qemu
+from . import fleet, qemu, wire
 
 IFACES = ("getrandom", "urandom", "vdso", "get_random_u32", "get_random_u64")
 # Guest profiles: what the probe runs (tests/guest/NAME.sh) and which
@@ -84,7 +84,7 @@ def snapshot(fl: fleet.Fleet, src: fleet.Guest, phys: Sequence[str], kaddrs: Seq
     set (a vDSO call was cut); otherwise resume briefly and snapshot again.
     """
     for t in range(tries):
-        up = float(src.request_value("uptime", "UPTIME"))
+        up = float(src.request_value(wire.UPTIME, "UPTIME"))
         path = src.snapshot(fl.snapfile(name))
         vals = [peek(src, "xp /1gx " + a) for a in phys]
         kvals = [peek(src, "xp /1gx " + a) for a in kaddrs]
@@ -98,7 +98,7 @@ def snapshot(fl: fleet.Fleet, src: fleet.Guest, phys: Sequence[str], kaddrs: Seq
             say("%s: snapshot %d fell between two vDSO calls: again" % (name, t + 1))
             time.sleep(0.3 + 0.1 * t)
             continue
-        said = [int(x) for x in src.request_value("seq", "SEQ").split()]
+        said = src.ask(wire.SEQ, wire.parse_seq)
         # A wrong address would read another value: one above what the
         # probe counts, 0 for a consumer that has run, or far below.
         if any(not v <= s < v + 8 * RING or (s and not v) for v, s in zip(seqs, said)):
@@ -121,7 +121,7 @@ def dump(fl: fleet.Fleet, name: str, path: str, seqs: Sequence[int], kaddrs: Seq
         # laps its ring (1M outputs) in well under a second.
         t0 = time.monotonic()
         while not kaddrs:
-            got = [int(x) - seqs[k] for k, x in enumerate(c.request_value("seq", "SEQ", 3).split())
+            got = [x - seqs[k] for k, x in enumerate(c.ask(wire.SEQ, wire.parse_seq, 3))
                    if k in streams]
             if min(got) >= m * 8:
                 break
@@ -142,19 +142,21 @@ def dump(fl: fleet.Fleet, name: str, path: str, seqs: Sequence[int], kaddrs: Seq
             if max(drawn) >= KRING // 2 or t >= STARVED or (t >= run and min(drawn) >= MIN_OUTPUTS):
                 break
             time.sleep(0.02)
-        c.send("stop")
+        c.send(wire.STOP)
         c.readline()
         outs: Outs = [[] for _ in IFACES]
         for k in streams:
             s = seqs[k]
             # Output s may predate the snapshot. vDSO outputs come ~10x faster.
             n = m * (8 if IFACES[k] == "vdso" else 1)
-            c.send("dump %d %d %d" % (k, s + 1, n))
+            c.send(wire.dump(k, s + 1, n))
             line = c.readline(60)
-            hexes = line.split(None, 1)[1] if line.startswith("DUMP ") else ""
-            vals = [hexes[i:i + 16] for i in range(0, len(hexes), 16)]
+            try:
+                vals = wire.parse_dump(line, n)
+            except wire.GuestError:
+                vals = []
             real = sum(not v.startswith("-") for v in vals)
-            if len(hexes) != 16 * n or real < min(MIN_OUTPUTS, n):
+            if len(vals) != n or real < min(MIN_OUTPUTS, n):
                 raise fleet.GuestError("%s: %s dump has %d of %d outputs, %d after the snapshot: "
                                       "nothing to compare (%r)" % (name, IFACES[k], len(vals), n,
                                                                    real, line[:60]))
@@ -257,7 +259,7 @@ def bench(kernel: str, npairs: int, control: int, late: float, m: int, run: floa
             plan.append(("late", late, npairs // 2))
         for label, uptime, pairs in plan:
             last = time.monotonic()
-            while float(src.request_value("uptime", "UPTIME")) < uptime:
+            while float(src.request_value(wire.UPTIME, "UPTIME")) < uptime:
                 if time.monotonic() - last >= 30:
                     say("%s: waiting for uptime %.0f s before the %s snapshot" % (kernel, uptime, label))
                     last = time.monotonic()

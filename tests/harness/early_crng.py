@@ -22,7 +22,7 @@ import argparse
 import time
 from typing import List, Sequence, Tuple
 
-from . import console, fleet, qemu, result
+from . import console, fleet, qemu, result, wire
 from .result import Verdict
 
 APPEND = "random.trust_cpu=off random.trust_bootloader=off"
@@ -34,14 +34,11 @@ Try = Tuple[int, int, List[Tuple[int, int]]]
 
 def insecure(g: fleet.Guest) -> Tuple[List[str], bool]:
     """NREC GRND_INSECURE records, and whether the crng was ready after them."""
-    g.send("\n".join(["i"] * NREC))
-    recs = []
-    for _ in range(NREC):
-        parts = g.readline().split()
-        if len(parts) != 4 or parts[:1] != ["REC"] or parts[2] != "insecure":
-            raise fleet.GuestError("%s: bad record line %r" % (g.name, parts))
-        recs.append(parts[3])
-    return recs, g.request_value("state", "STATE") == "ready=1"
+    got = g.records(NREC, request=wire.INSECURE)
+    if any(iface != "insecure" for iface, _ in got.values()):
+        raise fleet.GuestError("%s: want insecure records, got %s" % (g.name, sorted(got.values())[:1]))
+    recs = [data for _, (_, data) in sorted(got.items())]
+    return recs, g.request_value(wire.STATE, "STATE") == "ready=1"
 
 
 def told(g: fleet.Guest) -> Tuple[int, int]:
@@ -109,7 +106,7 @@ def main(a: argparse.Namespace) -> int:
     name = qemu.named(name, a.devices)
     with fleet.Fleet(obj=qemu.obj_of(a.kernel), tag="early", devices=a.devices) as fl:
         src = fl.boot("src", append=APPEND)
-        credit = src.request_value("credit", "CREDIT")
+        credit = src.request_value(wire.CREDIT, "CREDIT")
         if credit != "ok":
             raise fleet.GuestError("src: RNDADDENTROPY failed, errno %s" % credit)
         guid = src.guid()

@@ -9,7 +9,6 @@ the guest's record server (tests/guest/serve/record-server.c) or probe answers.
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -17,15 +16,14 @@ import time
 from types import TracebackType
 from typing import Callable, Dict, List, Literal, Optional, Tuple, Type, TypeVar
 
-from . import console, qemu, result, vmclock_page
+from . import console, qemu, result, vmclock_page, wire
 
 T = TypeVar("T")
 # A record server's answers, {n: (iface, hex)} (Guest.records()).
 Records = Dict[int, Tuple[str, str]]
 
 
-class GuestError(Exception):
-    pass
+GuestError = wire.GuestError
 
 
 class Guest:
@@ -50,80 +48,55 @@ class Guest:
                                          stdout=subprocess.DEVNULL, stderr=err)
         fleet.guests.append(self)
         self.qmp = qemu.QMP(qmp, timeout=30)
-        self.sock: Optional[socket.socket] = None
-        self.buf = b""
+        self.line = wire.Channel(self.ttys1, name, self.proc)
         self.t_start = time.monotonic()
         self._vmclock: Optional[vmclock_page.VmclockPage] = None
         # The vmclock page as QEMU left it before the harness first wrote
         # it: at -S for a source, once the snapshot is loaded for a clone.
         self.page_from_qemu: Optional[vmclock_page.Page] = None
 
-    # -- serial line to the guest program ---------------------------------
-    def _connect(self, timeout: float = 20) -> socket.socket:
-        """The socket to ttyS1, connected on first use."""
-        end = time.monotonic() + timeout
-        while self.sock is None:
-            s = socket.socket(socket.AF_UNIX)
-            try:
-                s.connect(self.ttys1)
-                self.sock = s
-            except OSError:
-                s.close()
-                if time.monotonic() > end:
-                    raise GuestError("%s: ttyS1 socket never came up" % self.name)
-                time.sleep(0.05)
-        return self.sock
-
+    # -- the guest program's protocols (wire.py) ------------------------------
     def send(self, line: str) -> None:
-        self._connect().sendall(line.encode() + b"\n")
+        self.line.send(line)
 
     def readline(self, timeout: float = 30) -> str:
-        end = time.monotonic() + timeout
-        sock = self._connect()
-        while b"\n" not in self.buf:
-            left = end - time.monotonic()
-            if left <= 0 or self.proc.poll() is not None:
-                raise GuestError("%s: no answer on ttyS1 within %ds" % (self.name, timeout))
-            sock.settimeout(left)
-            try:
-                data = sock.recv(65536)
-            except socket.timeout:
-                continue
-            if not data:
-                raise GuestError("%s: ttyS1 closed" % self.name)
-            self.buf += data
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line.decode(errors="replace").rstrip("\r")
+        return self.line.readline(timeout)
 
-    def records(self, count: int, timeout: float = 30, request: str = "r") -> Records:
+    def records(self, count: int, timeout: float = 30, request: str = wire.RECORD) -> Records:
         """count records as {n: (iface, hex)}; the requests go out at once.
-        request "i": each one getrandom(GRND_INSECURE) call, nothing else."""
+        request wire.INSECURE: each one getrandom(GRND_INSECURE) call, nothing else."""
         self.send("\n".join([request] * count))
         out: Records = {}
         for _ in range(count):
-            parts = self.readline(timeout).split()
-            if len(parts) != 4 or parts[0] != "REC":
-                raise GuestError("%s: bad record line %r" % (self.name, parts))
-            out[int(parts[1])] = (parts[2], parts[3])
+            n, iface, data = self._answer(wire.parse_record, self.readline(timeout))
+            out[n] = (iface, data)
         return out
 
     def run(self, script: str, timeout: float = 60) -> List[str]:
         """Run /tests/SCRIPT.sh in the guest; return its output lines."""
-        self.send("run " + script)
+        self.send(wire.run(script))
         lines: List[str] = []
         while True:
             line = self.readline(timeout)
-            if line.startswith("END "):
+            if wire.parse_end(line) is not None:
                 return lines
             lines.append(line)
 
     def request_value(self, request: str, key: str, timeout: float = 30) -> str:
-        """One request, one "KEY value" answer (the probe's protocol)."""
+        """One request, one "KEY value" answer."""
         self.send(request)
-        line = self.readline(timeout)
-        if not line.startswith(key + " "):
-            raise GuestError("%s: %r answered %r" % (self.name, request, line))
-        return line.split(None, 1)[1]
+        return self._answer(wire.parse_value, self.readline(timeout), key)
+
+    def ask(self, request: str, parse: Callable[[str], T], timeout: float = 30) -> T:
+        """One request, its answer line as parse (of wire.py) reads it."""
+        self.send(request)
+        return self._answer(parse, self.readline(timeout))
+
+    def _answer(self, parse: Callable[..., T], line: str, *args: str) -> T:
+        try:
+            return parse(line, *args)
+        except GuestError as e:
+            raise GuestError("%s: %s" % (self.name, e)) from None
 
     def value(self, script: str, key: str, timeout: float = 60) -> str:
         for line in self.run(script, timeout):
@@ -244,9 +217,10 @@ class Guest:
             pass
         qemu.stop(self.proc)
         qmp = getattr(self, "qmp", None)  # absent if QEMU died before QMP came up
-        for s in (getattr(self, "sock", None), qmp and qmp.sock):
-            if s:
-                s.close()
+        if qmp:
+            qmp.sock.close()
+        if getattr(self, "line", None):
+            self.line.close()
 
     def describe(self) -> str:
         with open(self.stderr_path, errors="replace") as f:
@@ -339,7 +313,7 @@ class Fleet:
         g = Guest(self, name, guid=guid, snapshot=snapshot)
         # Connected before it runs: what the guest prints at once after the
         # resume would be dropped by a server socket without a client.
-        g._connect()
+        g.line.connect()
         g.wait_running(before_cont=(lambda: g.vmclock_loaded(bump)) if self.vmclock else None)
         return g
 

@@ -17,7 +17,7 @@ from typing import Any, Container, Dict, List, Optional, Set, Tuple, cast
 
 from . import bench_rng, busy, console, demo, early_crng, firmware, fleet, fork, fork_count, fork_events, \
     kernels, kunit, long_read, pipeline, qemu, rebind, result, storm, vmclock_gen, vmclock_hold, vmclock_page, \
-    vmclock_unpriv, window
+    vmclock_unpriv, window, wire
 from .result import Result
 
 FIXTURES = os.path.join(qemu.TOP, "tests", "fixtures", "console")
@@ -732,6 +732,31 @@ class Demo(unittest.TestCase):
                          "FAIL fork-demo-deep-path: exit 1 from a 105-character path")
         self.assertFalse(demo.deep_path_verdict(105, 0, failed).ok)
         self.assertFalse(demo.deep_path_verdict(105, 0, "fork harness failed: no fork-demo: PASS").ok)
+
+
+class Wire(unittest.TestCase):
+    """The guest programs' answers as wire.py reads them (the protocols
+    are declared there; the C programs print these lines)."""
+
+    def test_record_server(self) -> None:
+        self.assertEqual(wire.parse_record("REC 7 vdso " + "ab" * 32), (7, "vdso", "ab" * 32))
+        for bad in ("REC x vdso ab", "REC 7 vdso", "END 0", ""):
+            with self.assertRaises(wire.GuestError):
+                wire.parse_record(bad)
+        self.assertEqual(wire.parse_end("END 0"), "0")
+        self.assertIsNone(wire.parse_end("ENDING"))
+        self.assertEqual(wire.parse_value("STATE ready=1", "STATE"), "ready=1")
+        with self.assertRaises(wire.GuestError):
+            wire.parse_value("CREDIT ok", "STATE")
+        self.assertEqual(wire.run("bigread 64"), "run bigread 64")
+
+    def test_busy_probe(self) -> None:
+        self.assertEqual(wire.parse_seq("SEQ 1 22 333"), [1, 22, 333])
+        self.assertEqual(wire.dump(2, 10, 3), "dump 2 10 3")
+        self.assertEqual(wire.parse_dump("DUMP " + "0" * 16 + "-" * 16, 2), ["0" * 16, "-" * 16])
+        for bad in ("DUMP " + "0" * 15, "SEQ 1", ""):
+            with self.assertRaises(wire.GuestError):
+                wire.parse_dump(bad, 1)
 
 
 class Machine(unittest.TestCase):
