@@ -7,8 +7,9 @@ export T0 := $(shell date +%s)
 
 all: deps tree build boot fork-demo report  ## main job: build, boot, fork, report
 
-help:  ## list the targets
+help:  ## list the targets, then make check's gates
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
+	@printf '\ngates of make check (a directory each in checks/):\n'; checks/run --list | sed 's/^/  /'
 
 deps:  ## install missing Debian packages (apt)
 	@scripts/deps
@@ -33,7 +34,7 @@ fork-demo: build initramfs  ## fork a running guest: two clones and a control
 report:  # short summary of the last main job
 	@scripts/report
 check: tree  ## static-analysis gates on the stack (SERIES=NAME for one series, SERIES=dir|mbox for another), then the whole-kernel gates' fixtures
-	@checks/run $(SERIES) && tests/host/gate-fixtures configs bisect
+	@checks/run $(SERIES) && tests/host/gate-fixtures --kernels
 test:  ## every gate and test (its first phase installs packages); ends with 'N passed, N failed'
 	@command -v python3 >/dev/null || scripts/deps; tests/vmtest test
 test-debug: tree  ## fork tests on a lockdep/KASAN/UBSAN kernel (slow)

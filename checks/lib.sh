@@ -2,7 +2,7 @@
 # Shared by every gate in checks/; sourced, never run.
 #
 # Gate contract (all gates alike):
-#   checks/<gate> [TREE BASE HEAD OBJ]   (or CHECK_TREE CHECK_BASE CHECK_HEAD CHECK_OBJ)
+#   checks/<gate>/run [TREE BASE HEAD OBJ]   (or CHECK_TREE CHECK_BASE CHECK_HEAD CHECK_OBJ)
 #   TREE  a kernel worktree the gate may check out freely (left at HEAD)
 #   BASE  commit the series applies to; HEAD  last commit of the series
 #   OBJ   O= build dir of the gate's own (never build/obj or build/obj-stock)
@@ -11,8 +11,8 @@
 # <gate>: why" or "ERROR <gate>: why" (the gate broke), followed by how to
 # reproduce by hand. Exit 0 on pass, 1 on new findings, 2 if the gate broke.
 # shellcheck source=scripts/lib.sh
-. "$(dirname "$0")/../scripts/lib.sh"
-GATE=${0##*/}
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+GATE=$(basename "$(dirname "$0")")
 CHECK_TREE=${1:-${CHECK_TREE:-$BUILD/check/linux}}
 CHECK_BASE=${2:-${CHECK_BASE:-$BASE_TAG}}
 CHECK_HEAD=${3:-${CHECK_HEAD:-HEAD}}

@@ -20,5 +20,7 @@
 . "$TOP/scripts/lib/series.sh"
 # shellcheck source=scripts/lib/kernels.sh
 . "$TOP/scripts/lib/kernels.sh"
+# shellcheck source=scripts/lib/gates.sh
+. "$TOP/scripts/lib/gates.sh"
 # shellcheck source=scripts/lib/kbuild.sh
 . "$TOP/scripts/lib/kbuild.sh"
