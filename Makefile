@@ -28,25 +28,25 @@ build-stock: tree  ## build the unpatched base kernel (for comparisons)
 initramfs: tree  # busybox, guest programs, the tree's kselftests
 	@scripts/mkinitramfs
 boot: build initramfs  ## boot the patched kernel in QEMU, run the smoke test
-	@tests/vmtest guest boot
+	@harness/vmtest guest boot
 fork-demo: build initramfs  ## fork a running guest: two clones and a control
-	@mkdir -p build/logs && tests/vmtest fork-demo | tee build/logs/fork-demo.txt
+	@mkdir -p build/logs && harness/vmtest fork-demo | tee build/logs/fork-demo.txt
 report:  # short summary of the last main job
 	@scripts/report
 check: tree  ## static-analysis gates on the stack (SERIES=NAME for one series, SERIES=dir|mbox for another), then the whole-kernel gates' fixtures
 	@checks/run $(SERIES) && tests/host/gate-fixtures --kernels
 test:  ## every gate and test (its first phase installs packages); ends with 'N passed, N failed'
-	@command -v python3 >/dev/null || scripts/deps; tests/vmtest test
+	@command -v python3 >/dev/null || scripts/deps; harness/vmtest test
 test-debug: tree  ## fork tests on a lockdep/KASAN/UBSAN kernel (slow)
 	@tests/run-debug
 test-revert: tree initramfs  ## the series with its checks compiled out must repeat where stock does (window, long-read); also in test and test-debug
-	@tests/vmtest test --only "build-revert window-revert long-read-revert"
+	@harness/vmtest test --only "build-revert window-revert long-read-revert"
 test-stable: tree initramfs  ## the fixes series backported to the previous Debian base (patches/stable-6.12): its bugs there, stock vs fixed
-	@tests/vmtest test --stable
-bench-fork: build build-stock initramfs  ## duplicated outputs across clones (user and in-kernel consumers): stock vs patched; ARGS="--pairs 5 ..." (tests/vmtest bench-fork --help)
-	@tests/vmtest bench-fork $(ARGS)
+	@harness/vmtest test --stable
+bench-fork: build build-stock initramfs  ## duplicated outputs across clones (user and in-kernel consumers): stock vs patched; ARGS="--pairs 5 ..." (harness/vmtest bench-fork --help)
+	@harness/vmtest bench-fork $(ARGS)
 bench-rng: build build-stock initramfs  ## getrandom(2) and get_random_u32/u64() throughput: patched/stock ratios
-	@scripts/build-bench && tests/vmtest bench-rng
+	@scripts/build-bench && harness/vmtest bench-rng
 send: tree  ## gates, smoke test, then write each series with b4 (never sent); AUTHOR="Name <email>" to sign it, SERIES=NAME for one
 	@scripts/send
 reroll:  ## after sending: tag each series written as sent (vN) and start vN+1 (SERIES=NAME: only it)

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The shell half of the harness's results (tests/harness/result.py):
+# The shell half of the harness's results (harness/machinery/result.py):
 # sourced by scripts/lib.sh, never run.
 #
 # result STATUS NAME [DETAIL]: print one result for people and record it

@@ -1,6 +1,6 @@
 /*
  * Malformed firmware for the vmgenid driver: ADDR points at the HPET's registers.
- * Used by tests/vmtest firmware with -acpitable, without -device vmgenid.
+ * Used by harness/vmtest firmware with -acpitable, without -device vmgenid.
  */
 DefinitionBlock ("", "SSDT", 2, "VMFORK", "VGENBAD", 1)
 {

@@ -3,7 +3,7 @@
  * that a QEMU loader device fills with an ID, used as it is or set aside
  * by the kernel command line (memmap=64K$0xa000000 reserved, %...-1+5
  * unusable, !... persistent memory). Every one must be accepted.
- * Used by tests/vmtest firmware with -acpitable, without -device vmgenid.
+ * Used by harness/vmtest firmware with -acpitable, without -device vmgenid.
  */
 DefinitionBlock ("", "SSDT", 2, "VMFORK", "VGENRAM", 1)
 {

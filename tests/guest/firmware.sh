@@ -1,5 +1,5 @@
 #!/bin/sh
-# Malformed firmware (tests/vmtest firmware): what the vmgenid driver made of
+# Malformed firmware (harness/vmtest firmware): what the vmgenid driver made of
 # the device, and whether the RNG works whatever it decided.
 # shellcheck source=tests/guest/ktap.sh
 . /tests/ktap.sh

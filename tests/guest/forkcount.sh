@@ -1,5 +1,5 @@
 #!/bin/sh
-# fork_events for the fork-count-cases phase (tests/harness/fork_count.py).
+# fork_events for the fork-count-cases phase (harness/suites/fork_count.py).
 #   forkcount ready - wait (30 s at most) for "crng init done": before it a
 #                     fork is logged as an early rekey, not a reseed; "COUNT n"
 #   forkcount read  - "COUNT n", the read first (on the patched kernel it runs

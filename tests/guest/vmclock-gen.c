@@ -1,6 +1,6 @@
 /*
  * The vmclock page's VM generation counter as this guest reads it: proves,
- * with tests/harness/vmclock_gen.py, that what the harness writes into the
+ * with harness/suites/vmclock_gen.py, that what the harness writes into the
  * page as the VMM (flag VM_GEN_COUNTER_PRESENT, vm_generation_counter)
  * reaches guest memory, and which value each clone of a snapshot sees.
  *   vmclock-gen [DEV]          -> "VMCLOCK flags=0x<hex> counter=<n> seq=<n> marker=<n> via=mmap|read"

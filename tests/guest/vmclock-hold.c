@@ -12,7 +12,7 @@
  * oopses or trips KASAN. Fixed, each call says the device is gone. One
  * "HOLD step=result" line per step, flushed as it happens, so that a
  * kernel that kills the program shows how far it got; the harness judges
- * them (tests/harness/vmclock_hold.py).
+ * them (harness/suites/vmclock_hold.py).
  */
 #define _GNU_SOURCE
 #include <errno.h>

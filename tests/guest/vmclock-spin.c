@@ -1,6 +1,6 @@
 /*
  * An unprivileged process noticing a fork from vmclock's page alone, as a
- * userspace library could (tests/harness/vmclock_unpriv.py): as uid/gid
+ * userspace library could (harness/suites/vmclock_unpriv.py): as uid/gid
  * 65534 it maps /dev/vmclock0 and spins on vm_generation_counter with no
  * system call at all until the value moves. Any syscall in the loop would
  * make it a kernel-assisted check; none is what the series' 0444 allows.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # vmclock-spin (tests/guest/vmclock-spin.c) in the background for the fork
-# harness (tests/harness/vmclock_unpriv.py): it must spin across the
+# harness (harness/suites/vmclock_unpriv.py): it must spin across the
 # snapshot while the record server goes on answering requests.
 #   vmclock-spin start     - start it; wait (10 s at most) for its first
 #                            line, print it and "SPIN-MODE <octal>" of the device

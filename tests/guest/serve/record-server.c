@@ -1,7 +1,7 @@
 /*
  * Record server for the fork harness, on a serial line (default /dev/ttyS1).
  *
- * Proves, together with tests/harness/fork.py, that outputs produced after a VM
+ * Proves, together with harness/suites/fork.py, that outputs produced after a VM
  * restore differ between clones with fresh vmgenid GUIDs and repeat between
  * clones with the source's GUID. Each request line gets exactly one numbered
  * record, so at most the record being written at snapshot time is pre-fork:

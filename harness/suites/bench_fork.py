@@ -21,7 +21,7 @@ import sys
 import time
 from typing import Dict, List, Sequence
 
-from . import busy, fleet, qemu
+from machinery import busy, fleet, qemu
 
 NAME, BENCHMARK = "bench-fork", True
 IFACES, EARLY, say, cell = busy.IFACES, busy.EARLY, busy.say, busy.cell

@@ -24,8 +24,8 @@ import random
 import time
 from typing import Container, Dict, List, Optional, Tuple
 
-from . import fleet, qemu, result
-from .result import Result
+from machinery import fleet, qemu, result
+from machinery.result import Result
 
 NAME = "fork-count-cases"
 # case, fresh GUID, counter bumped, forks it must count

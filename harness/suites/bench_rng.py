@@ -48,7 +48,7 @@ import statistics
 import sys
 from typing import Dict, List, Sequence, Tuple
 
-from . import console, kernels, qemu, vmclock_page
+from machinery import console, kernels, qemu, vmclock_page
 
 NAME, BENCHMARK = "bench-rng", True
 ROUNDS, UML_ROUNDS, CLOCK = 3, 16, "icount"

@@ -26,7 +26,7 @@ import sys
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import fleet, qemu, result
+from machinery import fleet, qemu, result
 
 IFACES = ("getrandom", "urandom", "vdso")
 NREC = 6  # per clone, interfaces in turn (--records)

@@ -18,7 +18,7 @@ import os
 import time
 from typing import List, Optional, Tuple
 
-from . import console, fleet, result
+from machinery import console, fleet, result
 
 FORKS, WAIT = 3, 30.0
 

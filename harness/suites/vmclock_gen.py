@@ -22,8 +22,8 @@ import re
 import time
 from typing import Any, Dict, Iterable, List, Optional
 
-from . import fleet, qemu, result, vmclock_page
-from .result import Result
+from machinery import fleet, qemu, result, vmclock_page
+from machinery.result import Result
 
 NAME = "vmclock-counter"
 # case, fresh GUID, counter written

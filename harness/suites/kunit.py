@@ -10,8 +10,8 @@ import argparse
 import os
 from typing import List, Optional, Tuple
 
-from . import console, kernels, qemu, result
-from .result import Result
+from machinery import console, kernels, qemu, result
+from machinery.result import Result
 
 SUITE = "random_vmfork"
 # Pinned: a case dropped or renamed in the series fails here, not silently.

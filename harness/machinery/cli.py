@@ -1,6 +1,6 @@
-"""tests/vmtest: one command per QEMU test or benchmark.
+"""harness/vmtest: one command per QEMU test or benchmark.
 
-Tests report one result per check (harness/result.py: 'PASS name',
+Tests report one result per check (harness/machinery/result.py: 'PASS name',
 'FAIL name: why', 'ERROR name: why' where the harness could not judge)
 and exit non-zero if any did not pass; benchmarks print tables. Every guest runs in QEMU
 (KVM if a short probe boot works, else TCG; each run says which).
@@ -15,7 +15,7 @@ from . import fleet, qemu, result
 # name, module, what it does
 COMMANDS = (
     ("boot", "boot", "boot a kernel, run guest tests (tests/guest/NAME.sh)"),
-    ("guest", "profiles", "boot one of the guest profiles declared in harness/profiles.py"),
+    ("guest", "profiles", "boot one of the guest profiles declared in harness/suites/profiles.py"),
     ("kunit", "kunit", "the series' KUnit suite, without and with a vmgenid device"),
     ("firmware", "firmware", "malformed VM_Gen_Counter firmware and IDs in odd memory"),
     ("fork-demo", "demo", "fork a guest: two clones and a same-GUID control"),
@@ -33,8 +33,7 @@ COMMANDS = (
     ("rebind", "rebind", "unbind/rebind (or reload) vmgenid across forks"),
     ("bench-fork", "bench_fork", "duplicated outputs across clones, stock vs patched"),
     ("bench-rng", "bench_rng", "RNG throughput, patched/stock ratios"),
-    ("unit", "unit", "console fixtures and the pipeline table (no QEMU)"),
-    ("test", "pipeline", "make test: every phase of the pipeline, in order"),
+    ("test", "machinery.pipeline", "make test: every phase of the pipeline, in order"),
 )
 # Options are the interface; these stay only because make passes them on.
 ENVIRONMENT = """environment (what make passes through):
@@ -55,13 +54,13 @@ def parser() -> argparse.ArgumentParser:
                         help="skip the KVM probe (default: probe once, cached in build/accel)")
     common.add_argument("--keep-logs", action="store_true",
                         help="keep the fork guests' console logs in build/fork/ even on success")
-    ap = argparse.ArgumentParser(prog="tests/vmtest", description=__doc__, epilog=ENVIRONMENT,
+    ap = argparse.ArgumentParser(prog="harness/vmtest", description=__doc__, epilog=ENVIRONMENT,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     for name, module, what in COMMANDS:
-        m = importlib.import_module("." + module, __package__)
+        m = importlib.import_module(module if "." in module else "suites." + module)
         # The runner's phases and bench-rng's kernels are their own: no --obj there.
-        own = name in ("test", "unit", "bench-rng")
+        own = name in ("test", "bench-rng")
         p = sub.add_parser(name, help=what, parents=[] if own else [common], description=m.__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         if hasattr(m, "add_args"):

@@ -22,8 +22,8 @@ import argparse
 import time
 from typing import List, Sequence, Tuple
 
-from . import console, fleet, qemu, result, wire
-from .result import Verdict
+from machinery import console, fleet, qemu, result, wire
+from machinery.result import Verdict
 
 APPEND = "random.trust_cpu=off random.trust_bootloader=off"
 NREC = 4
@@ -71,7 +71,7 @@ def verdicts(name: str, tries: Sequence[Try], repeats: bool) -> List[Verdict]:
     (fresh1/fresh2 records alike, same1/same2 records alike, [(early rekey,
     reseed lines) of fresh1, of fresh2]). New GUIDs are judged in every try,
     the control in the last; repeats: a base kernel, where new GUIDs must
-    repeat. Pure: unit-tested (tests/harness/unit.py)."""
+    repeat. Pure: unit-tested (tests/unit)."""
     out: List[Verdict] = []
     fresh, same = [r[0] for r in tries], tries[-1][1]
     if repeats:

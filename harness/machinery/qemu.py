@@ -21,7 +21,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 
 
-# The run's settings, from tests/vmtest's options (cli.main sets it once):
+# The run's settings, from harness/vmtest's options (cli.main sets it once):
 # the kernel build to boot, the accelerator, whether to keep fork logs.
 class Settings(NamedTuple):
     obj: Optional[str]

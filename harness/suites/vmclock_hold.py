@@ -22,7 +22,7 @@ import random
 import re
 from typing import Dict, List
 
-from . import console, fleet, qemu, result, vmclock_page
+from machinery import console, fleet, qemu, result, vmclock_page
 
 NAME = "vmclock-hold"
 # What each step must print on a fixed kernel: "VCLK" read back before the

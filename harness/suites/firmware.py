@@ -24,7 +24,8 @@ import shutil
 import subprocess
 from typing import Optional, Tuple
 
-from . import boot, console, qemu, result
+from machinery import console, qemu, result
+from suites import boot
 
 FW = os.path.join(qemu.TOP, "tests", "firmware")
 # An ID (not all zeroes) where addr-ram.asl says it is.

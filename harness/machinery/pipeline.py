@@ -3,7 +3,7 @@
 
 Each phase is one command. Its results reach the runner through one
 channel, the result file the runner names in VMFORK_RESULTS
-(harness/result.py, scripts/lib/result.sh), never by reading its output back;
+(harness/machinery/result.py, scripts/lib/result.sh), never by reading its output back;
 its result lines and progress lines in brackets are shown as they come.
 Everything a phase printed, its results, its exit status and a one-line
 summary are kept in build/results/PHASE/{log,results,rc,summary} (make
@@ -32,14 +32,14 @@ from . import qemu, result
 from .result import Result
 
 # The pipeline, declared once: tests/run-debug, the README's phase table
-# and tests/vmtest unit are checked against it. Flags: '&' runs in the
+# and tests/unit are checked against it. Flags: '&' runs in the
 # background lane beside the phases up to the next join (host-only work
 # that takes neither the kernel build lock nor QEMU, or a guest that
 # times nothing); 'd' also runs in make test-debug, 'D' only there.
 # 'S' marks make test-stable's phases, run there only.
 # name, flags, command
 PHASES = (
-    ("unit", "", "tests/vmtest unit"),
+    ("unit", "", "tests/unit"),
     ("setup", "", "scripts/deps"),
     ("lint", "", "tests/lint"),
     ("tree", "", "scripts/mktree"),
@@ -57,73 +57,73 @@ PHASES = (
     ("gates", "", "checks/run --touched"),
     ("gate-fixtures", "", "tests/host/gate-fixtures --touched"),
     ("join", "", ""),
-    ("smoke", "d", "tests/vmtest guest smoke"),
+    ("smoke", "d", "harness/vmtest guest smoke"),
     # The base kernel's vDSO selftests: a minute of one vCPU's work
     # (vdso_test_chacha under TCG), beside guests that time nothing.
-    ("vdso-selftests", "&d", "tests/vmtest guest vdso-selftests"),
-    ("kselftest-stock", "", "tests/vmtest guest kselftest-stock"),
-    ("vmclock", "", "tests/vmtest guest vmclock"),
-    ("vmclock-absent", "", "tests/vmtest guest vmclock-absent"),
-    ("vmclock-counter", "", "tests/vmtest vmclock-counter"),
-    ("vmclock-unpriv", "", "tests/vmtest vmclock-unpriv"),
+    ("vdso-selftests", "&d", "harness/vmtest guest vdso-selftests"),
+    ("kselftest-stock", "", "harness/vmtest guest kselftest-stock"),
+    ("vmclock", "", "harness/vmtest guest vmclock"),
+    ("vmclock-absent", "", "harness/vmtest guest vmclock-absent"),
+    ("vmclock-counter", "", "harness/vmtest vmclock-counter"),
+    ("vmclock-unpriv", "", "harness/vmtest vmclock-unpriv"),
     # The base kernel's read() after the unbind faults: the control.
-    ("vmclock-hold", "d", "tests/vmtest vmclock-hold"),
-    ("vmclock-hold-stock", "", "tests/vmtest vmclock-hold --kernel stock"),
+    ("vmclock-hold", "d", "harness/vmtest vmclock-hold"),
+    ("vmclock-hold-stock", "", "harness/vmtest vmclock-hold --kernel stock"),
     # On its own UML kernel (build-kunit): every kernel booted in QEMU is
     # configured as shipped, without KUnit.
-    ("kunit", "", "tests/vmtest kunit"),
-    ("firmware", "d", "tests/vmtest firmware"),
+    ("kunit", "", "harness/vmtest kunit"),
+    ("firmware", "d", "harness/vmtest firmware"),
     ("join", "", ""),
-    ("fork-demo", "", "tests/vmtest fork-demo --deep-path"),
-    ("fork", "d", "tests/vmtest fork"),
+    ("fork-demo", "", "harness/vmtest fork-demo --deep-path"),
+    ("fork", "d", "harness/vmtest fork"),
     # Stock must fail what the fork phase claims of the series.
-    ("fork-stock", "", "tests/vmtest fork --kernel stock"),
-    ("fork-events", "d", "tests/vmtest fork-events"),
+    ("fork-stock", "", "harness/vmtest fork --kernel stock"),
+    ("fork-events", "d", "harness/vmtest fork-events"),
     # Without a notification: fork_events moves at the RNG's next use.
-    ("fork-events-vmclock", "", "tests/vmtest fork-events --devices vmclock"),
-    ("fork-count-cases", "", "tests/vmtest fork-count-cases"),
-    ("storm", "d", "tests/vmtest storm"),
-    ("concurrency", "d", "tests/vmtest concurrency"),
-    ("window", "", "tests/vmtest window"),
+    ("fork-events-vmclock", "", "harness/vmtest fork-events --devices vmclock"),
+    ("fork-count-cases", "", "harness/vmtest fork-count-cases"),
+    ("storm", "d", "harness/vmtest storm"),
+    ("concurrency", "d", "harness/vmtest concurrency"),
+    ("window", "", "harness/vmtest window"),
     # vmclock alone: the stock kernel's RNG ignores its counter and must
     # repeat on every interface; the patched kernel acts on the counter.
-    ("window-vmclock", "", "tests/vmtest window --devices vmclock"),
+    ("window-vmclock", "", "harness/vmtest window --devices vmclock"),
     # The vDSO compares vmclock's counter: Firecracker's setup, both.
-    ("vdso-only", "", "tests/vmtest window --vdso-only --devices both"),
-    ("vdso-call", "", "tests/vmtest window --vdso-call --devices both"),
+    ("vdso-only", "", "harness/vmtest window --vdso-only --devices both"),
+    ("vdso-call", "", "harness/vmtest window --vdso-call --devices both"),
     # Without the counter the vDSO's own check cannot act: the patched
     # kernel's vDSO-only clones must repeat, as stock's do.
-    ("vdso-only-vmgenid", "", "tests/vmtest window --vdso-only --devices vmgenid --kernel patched"),
-    ("vdso-call-vmgenid", "", "tests/vmtest window --vdso-call --devices vmgenid --kernel patched"),
-    ("window-revert", "d", "tests/vmtest window --kernel revert"),
-    ("long-read", "d", "tests/vmtest long-read"),
+    ("vdso-only-vmgenid", "", "harness/vmtest window --vdso-only --devices vmgenid --kernel patched"),
+    ("vdso-call-vmgenid", "", "harness/vmtest window --vdso-call --devices vmgenid --kernel patched"),
+    ("window-revert", "d", "harness/vmtest window --kernel revert"),
+    ("long-read", "d", "harness/vmtest long-read"),
     # The stock window of the two phases above, in the same run.
-    ("long-read-stock", "", "tests/vmtest long-read --kernel stock"),
+    ("long-read-stock", "", "harness/vmtest long-read --kernel stock"),
     # vmclock alone (no notification: the counter is what the RNG sees),
     # stock beside it; and both devices, Firecracker's setup.
-    ("long-read-vmclock", "", "tests/vmtest long-read --devices vmclock"),
-    ("long-read-stock-vmclock", "", "tests/vmtest long-read --kernel stock --devices vmclock"),
-    ("long-read-both", "", "tests/vmtest long-read --devices both"),
-    ("long-read-revert", "d", "tests/vmtest long-read --kernel revert"),
-    ("early-crng", "d", "tests/vmtest early-crng"),
-    ("early-crng-stock", "", "tests/vmtest early-crng --kernel stock"),
-    ("early-crng-vmclock", "", "tests/vmtest early-crng --devices vmclock"),
-    ("early-crng-stock-vmclock", "", "tests/vmtest early-crng --kernel stock --devices vmclock"),
-    ("early-crng-both", "", "tests/vmtest early-crng --devices both"),
-    ("rebind", "d", "tests/vmtest rebind"),
-    ("rebind-stock", "", "tests/vmtest rebind --kernel stock"),
-    ("nowatch", "d", "tests/vmtest rebind --no-watch"),
+    ("long-read-vmclock", "", "harness/vmtest long-read --devices vmclock"),
+    ("long-read-stock-vmclock", "", "harness/vmtest long-read --kernel stock --devices vmclock"),
+    ("long-read-both", "", "harness/vmtest long-read --devices both"),
+    ("long-read-revert", "d", "harness/vmtest long-read --kernel revert"),
+    ("early-crng", "d", "harness/vmtest early-crng"),
+    ("early-crng-stock", "", "harness/vmtest early-crng --kernel stock"),
+    ("early-crng-vmclock", "", "harness/vmtest early-crng --devices vmclock"),
+    ("early-crng-stock-vmclock", "", "harness/vmtest early-crng --kernel stock --devices vmclock"),
+    ("early-crng-both", "", "harness/vmtest early-crng --devices both"),
+    ("rebind", "d", "harness/vmtest rebind"),
+    ("rebind-stock", "", "harness/vmtest rebind --kernel stock"),
+    ("nowatch", "d", "harness/vmtest rebind --no-watch"),
     # Needs vmgenid as a module: make test-debug's kernel.
-    ("reload", "D", "tests/vmtest rebind --module"),
+    ("reload", "D", "harness/vmtest rebind --module"),
     # make test-stable ('S' only): the fixes series backported to the
     # previous Debian base, that base as shipped beside it.
     ("stable-tree", "S", "scripts/stabletree"),
     ("stable-build-stock", "S", "scripts/build stable-stock"),
     ("stable-build", "S", "scripts/build stable"),
-    ("rebind-stable-stock", "S", "tests/vmtest rebind --kernel stable-stock"),
-    ("rebind-stable", "S", "tests/vmtest rebind --kernel stable"),
-    ("early-crng-stable-stock", "S", "tests/vmtest early-crng --kernel stable-stock"),
-    ("early-crng-stable", "S", "tests/vmtest early-crng --kernel stable"),
+    ("rebind-stable-stock", "S", "harness/vmtest rebind --kernel stable-stock"),
+    ("rebind-stable", "S", "harness/vmtest rebind --kernel stable"),
+    ("early-crng-stable-stock", "S", "harness/vmtest early-crng --kernel stable-stock"),
+    ("early-crng-stable", "S", "harness/vmtest early-crng --kernel stable"),
 )
 # Every phase ends within its limit, or is killed and fails: a hung guest
 # or tool never holds CI until its own 90 minutes run out. Seconds, on 2
@@ -166,7 +166,7 @@ def selected(only: str = "", debug: bool = False, stable: bool = False) -> List[
     names = only.split()
     unknown = set(names) - {n for n, _, _ in PHASES if n != "join"}
     if unknown:
-        raise ValueError("no such phase: %s (tests/harness/pipeline.py lists them)"
+        raise ValueError("no such phase: %s (harness/machinery/pipeline.py lists them)"
                          % " ".join(sorted(unknown)))
     return [(name, flags, cmd) for name, flags, cmd in PHASES if name == "join" or (
         name in names if names else suite(flags, debug, stable))]
@@ -288,7 +288,7 @@ def judge(name: str, cmd: str, rc: Optional[int], killed: float, res: List[Resul
         extra.append(result.error(name + "-names", "reported twice: " + " ".join(dup[:5])))
     if printed != len(res):
         extra.append(result.error(name + "-channel", "%d result line(s) printed, %d recorded in its "
-                                  "result file (harness/result.py)" % (printed, len(res))))
+                                  "result file (harness/machinery/result.py)" % (printed, len(res))))
     if rc is None:
         extra.append(result.error(name, "%s does not exist" % cmd.split()[0]))
     elif rc and not killed and not any(r.status != result.Status.PASS for r in res + extra):

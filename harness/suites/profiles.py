@@ -6,7 +6,8 @@ import argparse
 import os
 from typing import Dict, Tuple, TypedDict
 
-from . import boot, qemu, result
+from machinery import qemu, result
+from suites import boot
 
 
 # run and log in every profile, the rest optional (Python 3.9 has no NotRequired).

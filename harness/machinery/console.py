@@ -13,7 +13,7 @@ from typing import Iterator, List, Optional, Tuple
 from .result import Result, Status
 
 # The kernel's messages, shared with the guest scripts that grep dmesg.
-with open(os.path.join(os.path.dirname(__file__), "..", "guest", "messages.sh")) as _f:
+with open(os.path.join(os.path.dirname(__file__), "..", "..", "tests", "guest", "messages.sh")) as _f:
     _MSG = dict(re.findall(r'^([A-Z_]+)="([^"]*)"$', _f.read(), re.M))
 RESEED, CRNG_READY = _MSG["RESEED"], _MSG["CRNG_READY"]
 EARLY_REKEY = _MSG["EARLY_REKEY"]

@@ -26,8 +26,8 @@ import os
 import time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import fleet, qemu, result
-from .result import Verdict
+from machinery import fleet, qemu, result
+from machinery.result import Verdict
 
 IFACES = ("getrandom", "urandom")
 PAGE = 4096
@@ -105,7 +105,7 @@ def left_stream(clone: Sequence[str], control: Sequence[str]) -> Optional[int]:
 def judge(name: str, cut: int, pages: Dict[str, List[str]], repeats: bool) -> List[Verdict]:
     """Verdicts for one interface. pages: {clone name: [page hashes]},
     fresh1/fresh2 forked, same1/same2 the controls; cut: the first page
-    the stopped source had not started. Pure: unit-tested (tests/harness/unit.py)."""
+    the stopped source had not started. Pure: unit-tested (tests/unit)."""
     out: List[Verdict] = []
     ctl = pages["same1"]
     n = len(ctl)

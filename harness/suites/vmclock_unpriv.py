@@ -18,8 +18,8 @@ import random
 import re
 from typing import Any, Dict, List
 
-from . import fleet, qemu, result
-from .result import Result
+from machinery import fleet, qemu, result
+from machinery.result import Result
 
 NAME = "vmclock-unpriv"
 QUIET_S = 5  # the control's bound: the move shows at once where it happens

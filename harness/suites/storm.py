@@ -15,7 +15,7 @@ import re
 import time
 from typing import Dict, List, Optional, Tuple
 
-from . import console, fleet, result
+from machinery import console, fleet, result
 
 STORM = 200
 TRIES = 3

@@ -11,8 +11,8 @@ import tempfile
 import time
 from typing import List, Optional, Sequence, Tuple
 
-from . import fleet, qemu, result
-from .result import Result
+from machinery import fleet, qemu, result
+from machinery.result import Result
 
 # What attempt() returns: (fresh pair's records alike, its clones with one
 # reseed line, the control pair's records alike, its reseed lines).
@@ -39,7 +39,7 @@ def deep_path(a: argparse.Namespace) -> int:
             (["--keep-logs"] if a.keep_logs else [])
         # The demo judged here is not a result of the phase: no result file.
         env = {k: v for k, v in os.environ.items() if k != result.ENV}
-        p = subprocess.run(["tests/vmtest", "fork-demo"] + opts, cwd=d, capture_output=True, text=True,
+        p = subprocess.run(["harness/vmtest", "fork-demo"] + opts, cwd=d, capture_output=True, text=True,
                            env=dict(env, BUILD=os.path.join(d, "build")))
         out = p.stdout + p.stderr
     print(out, end="")

@@ -9,8 +9,8 @@ import os
 import time
 from typing import List, Optional, Sequence, Tuple
 
-from . import qemu, result
-from .result import Result
+from machinery import qemu, result
+from machinery.result import Result
 
 LOG = os.path.join(qemu.BUILD, "logs", "boot.log")
 

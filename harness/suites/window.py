@@ -2,7 +2,7 @@
 
 Busy consumers (getrandom, /dev/urandom, the vDSO, in-kernel get_random_u32()
 and get_random_u64()) run across a stopped snapshot; pairs of clones are
-restored from it and their outputs after the snapshot compared (tests/harness/
+restored from it and their outputs after the snapshot compared (harness/
 busy.py). Requires, per interface:
   both, same GUID      a try where a control pair repeats (no fork, no
                        change: the comparison can see a repeat there)
@@ -41,9 +41,9 @@ import argparse
 import sys
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from . import busy, qemu, result
-from .busy import Counts
-from .result import Verdict
+from machinery import busy, qemu, result
+from machinery.busy import Counts
+from machinery.result import Verdict
 
 # Stock's getrandom() window is small under TCG: one boot in four showed
 # it in 2 of 15 pairs (make test, December 2026), so stock gets up to 32.

@@ -1,6 +1,6 @@
 """The serial line to a guest program (ttyS1, a unix socket on the host),
 and the two request/answer protocols spoken on it, declared once here
-beside their parsers (tests/vmtest unit tests them):
+beside their parsers (tests/unit tests them):
 
 record server (tests/guest/serve/record-server.c), one answer line per request:
   "r"             -> "REC <n> <getrandom|urandom|vdso> <hex32>", interfaces in turn

@@ -18,8 +18,8 @@ import re
 import statistics
 from typing import Dict, List, Optional, Tuple, Union
 
-from . import fleet, qemu, result
-from .result import Verdict
+from machinery import fleet, qemu, result
+from machinery.result import Verdict
 
 POLLERS = 64
 # The pollers' own timeout is long: a restored guest's clock may jump by
@@ -88,7 +88,7 @@ def latencies(got: Dict[str, Parsed]) -> Tuple[List[float], List[str]]:
 def verdicts(pre: str, pollers: int, got: Dict[str, Parsed]) -> List[Verdict]:
     """[(test, ok, why)]; got: {fresh, same, fresh-b, gen2, gen3: parse() of
     that restore's 'fepoll result'}, pollers: how many were started.
-    Pure: unit-tested (tests/harness/unit.py)."""
+    Pure: unit-tested (tests/unit)."""
     out: List[Verdict] = []
     a, _, _, fea = got["fresh"]
     d, cd, _, fed = got["same"]

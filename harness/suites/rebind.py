@@ -34,8 +34,8 @@ import argparse
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import console, fleet, qemu, result
-from .result import Verdict
+from machinery import console, fleet, qemu, result
+from machinery.result import Verdict
 
 NREC = 3
 TRIES = 3
@@ -114,7 +114,7 @@ def away_verdicts(name: str, mode: str, seen: Seen) -> List[Verdict]:
     after taking the driver away and bringing it back; seen["unbound"]:
     (forks counted, console clean) of the clone forked meanwhile;
     seen["missed"]: (forks, reseed lines) once it is back, where counts().
-    Pure: unit-tested (tests/harness/unit.py)."""
+    Pure: unit-tested (tests/unit)."""
     down, forked, up = MODES[mode]
     state, mod = seen["down"]
     out = [("%s-%s" % (name, down), state == "no" and (mode == "rebind" or mod == "no"),

@@ -1,0 +1,1 @@
+"""The test modules of harness/vmtest: one per QEMU test or benchmark."""

@@ -1,1 +1,0 @@
-"""vmfork's test harness: boots, forks and benchmarks in QEMU (tests/vmtest)."""
