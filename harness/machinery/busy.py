@@ -57,9 +57,9 @@ Counts = Tuple[int, int, int]
 Table = Dict[str, Dict[str, List[Counts]]]
 
 
-def obj(kernel: str) -> str:
+def obj(s: qemu.Settings, kernel: str) -> str:
     """A kernel's build: "patched" is --obj (the debug kernel, a scratch build)."""
-    return qemu.obj_of(kernel)
+    return s.obj_of(kernel)
 
 
 def say(msg: str) -> None:
@@ -211,7 +211,7 @@ def record(res: Table, col: str, streams: Sequence[int], a: Outs, b: Outs, nofor
             res[col.replace("fresh", "clone")][IFACES[k]].append(worst([v[k] for v in vs]))
 
 
-def bench(kernel: str, npairs: int, control: int, late: float, m: int, run: float = 0.1,
+def bench(s: qemu.Settings, kernel: str, npairs: int, control: int, late: float, m: int, run: float = 0.1,
           profile: str = "busy", append: str = "", early: float = EARLY,
           devices: str = "vmgenid") -> Tuple[Table, List[str]]:
     """{column: {iface: [(same, run, compared) per pair or clone]}} and the snapshot notes.
@@ -237,7 +237,7 @@ def bench(kernel: str, npairs: int, control: int, late: float, m: int, run: floa
     # The cut call's outputs of a clone, where there is one.
     cut = (lambda o: [v[:CUT_CALL] for v in o]) if profile == "vdso-call" else None
     notes: List[str] = []
-    with fleet.Fleet(obj=obj(kernel), tag="bench-" + kernel, devices=devices) as fl:
+    with fleet.Fleet(s, obj=obj(s, kernel), tag="bench-" + kernel, devices=devices) as fl:
         src = fl.boot("src", serve=mode, ready=r"PROBE-READY", append=append)
         ready = src.wait_console(r"PROBE-READY getrandom=(\S+) urandom=(\S+) vdso=(\S+) "
                                  r"vdso-available=(\d) ku32=(\S+) ku64=(\S+) kernel-available=(\d) "

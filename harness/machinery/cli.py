@@ -71,10 +71,10 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     a = parser().parse_args(argv)
-    qemu.RUN = qemu.Settings(getattr(a, "obj", None), getattr(a, "accel", None),
-                             getattr(a, "keep_logs", False))
+    s = qemu.Settings(getattr(a, "obj", None) or qemu.default_obj(), getattr(a, "accel", None),
+                      getattr(a, "keep_logs", False))
     try:
-        return a.command.main(a) or 0
+        return a.command.main(a, s) or 0
     except ERRORS as e:
         # A benchmark's error is not a test result.
         # A command whose tests are named by an option says so in a.test_name.

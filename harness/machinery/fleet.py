@@ -261,11 +261,12 @@ def retry(tag: str, tries: int, attempt: Callable[[int], T], settled: Callable[[
 class Fleet:
     """Every guest and file of one run, torn down together whatever happens."""
 
-    def __init__(self, obj: Optional[str] = None, tag: str = "fork", splats: bool = True,
+    def __init__(self, s: qemu.Settings, obj: Optional[str] = None, tag: str = "fork", splats: bool = True,
                  devices: str = "vmgenid") -> None:
+        """Guests of obj's kernel (default: the run's, s.obj)."""
         if devices not in qemu.DEVICES:
             raise ValueError("devices %r: one of %s" % (devices, ", ".join(qemu.DEVICES)))
-        self.kernel, self.initrd, self.accel = qemu.guest_files(obj)
+        self.kernel, self.initrd, self.accel = qemu.guest_files(s, obj)
         # With vmclock, the harness is its VMM: it writes vm_generation_counter.
         self.devices, self.vmclock = devices, "vmclock" in qemu.DEVICES[devices]
         root = os.path.join(qemu.BUILD, "fork")
@@ -275,7 +276,7 @@ class Fleet:
         self.sockdir = tempfile.mkdtemp(prefix="vmfork-", dir=tmp if len(tmp) < 48 else "/tmp")
         self.guests: List[Guest] = []
         self.files: List[str] = []
-        self.keep = qemu.RUN.keep
+        self.keep = s.keep
         self.splats = splats  # False: a test that expects a splat judges it itself
 
     def boot(self, name: str, serve: str = "records", ready: str = "RECORD-SERVER-READY",

@@ -298,7 +298,7 @@ def judge(name: str, cmd: str, rc: Optional[int], killed: float, res: List[Resul
     return extra, [r.line() for r in extra]
 
 
-def main(a: argparse.Namespace) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     t0 = int(os.environ.get("T0", time.time()))
     try:
         phases = selected(a.only, a.debug, a.stable)

@@ -21,16 +21,18 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 
 
-# The run's settings, from harness/vmtest's options (cli.main sets it once):
-# the kernel build to boot, the accelerator, whether to keep fork logs.
 class Settings(NamedTuple):
-    obj: Optional[str]
-    accel: Optional[str]
-    keep: bool
+    """A run's settings, from harness/vmtest's options, passed to every
+    test: the patched kernel's build (--obj: make test-debug's there), an
+    accelerator forced (else probed), whether to keep fork logs."""
+    obj: str
+    accel: Optional[str] = None
+    keep: bool = False
 
-
-RUN = Settings(None, None, False)
-
+    def obj_of(self, kernel: str) -> str:
+        """The build of a kernel of configs/kernels by name; "patched" is
+        this run's (--obj)."""
+        return self.obj if kernel == "patched" else kernels.KERNELS[kernel].obj(BUILD)
 
 
 # The kernels the fork tests take by --kernel (configs/kernels): the tip,
@@ -55,18 +57,9 @@ def qemu_bin() -> str:
 
 
 def default_obj() -> str:
-    """The kernel build the tests use: --obj, else VMFORK_OBJ (the debug
-    build, set by make test-debug for every phase), else build/obj."""
-    return RUN.obj or os.environ.get("VMFORK_OBJ") or kernels.KERNELS["patched"].obj(BUILD)
-
-
-def obj_of(kernel: str) -> str:
-    """The build of a kernel by role: patched is --obj (make test-debug's
-    kernel there), stock the base, a variant its build/variant-NAME/obj, stable
-    and stable-stock the previous base with and without the fixes."""
-    if kernel == "patched":
-        return default_obj()
-    return kernels.KERNELS[kernel].obj(BUILD)
+    """--obj's default: VMFORK_OBJ (the debug build, which make test-debug
+    sets for every phase), else the patched kernel's build."""
+    return os.environ.get("VMFORK_OBJ") or kernels.KERNELS["patched"].obj(BUILD)
 
 
 def symbol(obj: str, addr: int) -> str:
@@ -80,24 +73,23 @@ def symbol(obj: str, addr: int) -> str:
     return best[1] if best else "?"
 
 
-def kernel_config(obj: Optional[str] = None) -> Set[str]:
+def kernel_config(obj: str) -> Set[str]:
     """obj's .config as a set of lines ("CONFIG_KASAN=y", ...)."""
-    with open(os.path.join(obj or default_obj(), ".config")) as f:
+    with open(os.path.join(obj, ".config")) as f:
         return {l.strip() for l in f}
 
 
-def kernel_path(obj: Optional[str] = None) -> str:
-    return os.path.join(obj or default_obj(), "arch/x86/boot/bzImage")
+def kernel_path(obj: str) -> str:
+    return os.path.join(obj, "arch/x86/boot/bzImage")
 
 
-def initrd(obj: Optional[str] = None) -> str:
+def initrd(obj: str) -> str:
     """The initramfs with obj's own probe module appended, if it has one.
 
     Concatenated cpio archives are one initramfs to the kernel; modules
     must match the kernel they load into, the rest is shared.
     """
     base = os.path.join(BUILD, "initramfs.cpio")
-    obj = obj or default_obj()
     kmod = os.path.join(obj, "kmod.cpio")
     if not os.path.exists(kmod) or not os.path.exists(base):
         return base
@@ -304,25 +296,27 @@ def boot(kernel: str, initrd: str, run: str, accel: str, log: str, timeout: floa
     return why is None, results, why or ""
 
 
-def guest_files(obj: Optional[str] = None, initramfs: Optional[str] = None) -> Tuple[str, str, str]:
-    """(kernel, initramfs, accelerator) to boot obj's kernel; an error
-    naming the make targets if a file is missing."""
+def guest_files(s: Settings, obj: Optional[str] = None,
+                initramfs: Optional[str] = None) -> Tuple[str, str, str]:
+    """(kernel, initramfs, accelerator) to boot obj's kernel (default: the
+    run's); an error naming the make targets if a file is missing."""
+    obj = obj or s.obj
     kernel, initramfs = kernel_path(obj), initramfs or initrd(obj)
     for f in (kernel, initramfs):
         if not os.path.exists(f):
             raise FileNotFoundError("%s missing: run 'make build initramfs' first" % f)
-    return kernel, initramfs, probe_accel(kernel, initramfs)
+    return kernel, initramfs, probe_accel(kernel, initramfs, s.accel)
 
 
-def probe_accel(kernel: str, initrd: str) -> str:
+def probe_accel(kernel: str, initrd: str, forced: Optional[str] = None) -> str:
     """KVM if a guest boots under it within a short bound, else TCG.
 
     /dev/kvm on this kind of machine can be a nested hypervisor on which
     ordinary guests hang, so its presence alone proves nothing.
     """
     cache = os.path.join(BUILD, "accel")
-    if RUN.accel:
-        return RUN.accel
+    if forced:
+        return forced
     # The answer holds for this host boot, this /dev/kvm and this QEMU.
     key = probe_key()
     try:

@@ -70,7 +70,7 @@ def table(title: str, results: Dict[str, busy.Table], ifaces: Sequence[str]) -> 
         print("%-15s" % iface + "".join("%-30s" % cell(results[k][c][iface]) for k, c in cols))
 
 
-def main(a: argparse.Namespace) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     control, kernels, late, m = a.control, a.kernels.split(), a.late, a.outputs
     busy_on, vdso_on = not a.no_busy, not a.no_vdso
     per_clone = 4.0  # TCG: restore ~1 s, the serial dump of the outputs ~3 s
@@ -85,11 +85,11 @@ def main(a: argparse.Namespace) -> int:
     results: Dict[str, busy.Table] = {}
     notes: List[str] = []
     for k in kernels:
-        kp = qemu.kernel_path(busy.obj(k))
+        kp = qemu.kernel_path(busy.obj(s, k))
         if not os.path.exists(kp):
             raise fleet.GuestError("%s missing (make build%s)" % (kp, "-stock" if k == "stock" else ""))
     for k in kernels if busy_on else ():
-        results[k], n = busy.bench(k, fresh_pairs(a, k), control, late, m)
+        results[k], n = busy.bench(s, k, fresh_pairs(a, k), control, late, m)
         notes += n
     vdso: Dict[str, busy.Table] = {}
     # "patched, vmgenid.vdso=0": the series without its vDSO part.
@@ -99,7 +99,7 @@ def main(a: argparse.Namespace) -> int:
         pairs = fresh_pairs(a, k, True)
         if append:  # a control of the method, as many pairs as stock
             pairs = min(pairs, fresh_pairs(a, "stock", True))
-        vdso[label], n = busy.bench(k, pairs, control, max(late, 125), m,
+        vdso[label], n = busy.bench(s, k, pairs, control, max(late, 125), m,
                                     profile="vdso-only", append=append)
         notes += n
     if results:
@@ -111,7 +111,7 @@ def main(a: argparse.Namespace) -> int:
     for note in notes:
         print("  " + note)
     print("accelerator %s, %d outputs compared per interface per pair (vDSO x8), %.0fs total" %
-          (qemu.probe_accel(qemu.kernel_path(), qemu.initrd()),
+          (qemu.probe_accel(qemu.kernel_path(s.obj), qemu.initrd(s.obj), s.accel),
            m, time.monotonic() - busy.T0))
     # A control pair that repeated nothing means the pairs measured
     # something other than the fork: the table above proves nothing then.

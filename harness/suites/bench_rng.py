@@ -223,7 +223,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="how TCG guests are timed (env CLOCK, default %(default)s)")
 
 
-def main(a: argparse.Namespace) -> None:
+def main(a: argparse.Namespace, s: qemu.Settings) -> None:
     if a.rounds:
         emulated(a.rounds, a.clock)
         print()

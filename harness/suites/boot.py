@@ -27,12 +27,12 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="one more QEMU argument (repeat for more)")
 
 
-def run(tests: str, obj: Optional[str] = None, initrd: Optional[str] = None, timeout: float = 180,
+def run(s: qemu.Settings, tests: str, obj: Optional[str] = None, initrd: Optional[str] = None, timeout: float = 180,
         log: str = LOG, guid: str = "auto", append: str = "", extra: Sequence[str] = ()
         ) -> Tuple[bool, List[Result], str]:
     """Boot once and say how it went; return (finished, the guest's
     results, why it did not finish). The caller reports the results."""
-    kernel, initrd, accel = qemu.guest_files(obj, initrd)
+    kernel, initrd, accel = qemu.guest_files(s, obj, initrd)
     os.makedirs(os.path.dirname(log), exist_ok=True)
     t0 = time.monotonic()
     print("[boot] accelerator: %s%s" % (accel, "" if accel == "kvm" else
@@ -59,6 +59,6 @@ def verdicts(ok: bool, results: List[Result], why: str) -> List[Result]:
     return results or [result.verdict("boot", False, "the guest reported no result")]
 
 
-def main(a: argparse.Namespace) -> int:
-    return result.report(verdicts(*run(a.tests, a.obj, a.initrd, a.timeout, a.log, a.guid,
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
+    return result.report(verdicts(*run(s, a.tests, None, a.initrd, a.timeout, a.log, a.guid,
                                        a.append, a.qemu)))

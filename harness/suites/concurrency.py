@@ -18,7 +18,7 @@ import os
 import time
 from typing import List, Optional, Tuple
 
-from machinery import console, fleet, result
+from machinery import console, fleet, qemu, result
 
 FORKS, WAIT = 3, 30.0
 
@@ -45,11 +45,11 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="seconds a clone has to pass traffic again (default %(default)s)")
 
 
-def main(a: argparse.Namespace) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     t0 = time.monotonic()
     why: List[str] = []
     notes: List[str] = []
-    with fleet.Fleet(tag="conc") as fl:
+    with fleet.Fleet(s, tag="conc") as fl:
         src = fl.boot("src")
         if "SETUP ok" not in " ".join(src.run("wgpair setup")):
             return result.report([result.verdict("base-forks-under-load", False, "wgpair setup failed")])

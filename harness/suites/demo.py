@@ -28,15 +28,15 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    "this one; unix sockets have a 108-byte limit) and print one PASS/FAIL line")
 
 
-def deep_path(a: argparse.Namespace) -> int:
+def deep_path(s: qemu.Settings) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         d = os.path.join(tmp, DEEP, "vmfork")
         os.makedirs(os.path.dirname(d))
         os.symlink(qemu.TOP, d)
         if len(d) < 100:
             return result.report([result.error("fork-demo-deep-path", "%s is only %d characters" % (d, len(d)))])
-        opts = ["--obj", a.obj] + (["--accel", a.accel] if a.accel else []) + \
-            (["--keep-logs"] if a.keep_logs else [])
+        opts = ["--obj", s.obj] + (["--accel", s.accel] if s.accel else []) + \
+            (["--keep-logs"] if s.keep else [])
         # The demo judged here is not a result of the phase: no result file.
         env = {k: v for k, v in os.environ.items() if k != result.ENV}
         p = subprocess.run(["harness/vmtest", "fork-demo"] + opts, cwd=d, capture_output=True, text=True,
@@ -80,11 +80,11 @@ def pair(fl: fleet.Fleet, snap: str, guid: Optional[str], label: str) -> Tuple[i
     return alike, sum(len(lines) for _, lines in got)
 
 
-def main(a: argparse.Namespace) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     if a.deep_path:
-        return deep_path(a)
+        return deep_path(s)
     t0 = time.monotonic()
-    with fleet.Fleet(tag="demo") as fl:
+    with fleet.Fleet(s, tag="demo") as fl:
         src = fl.boot("src")
         guid = src.guid()
         # Early in boot the crng's own reseed timer is often due at the

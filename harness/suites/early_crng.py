@@ -100,11 +100,11 @@ def add_args(p: argparse.ArgumentParser) -> None:
     qemu.add_devices_arg(p)
 
 
-def main(a: argparse.Namespace) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     repeats = a.kernel in ("stock", "stable-stock")
     name = "early-crng" if a.kernel == "patched" else "early-crng-" + a.kernel
     name = qemu.named(name, a.devices)
-    with fleet.Fleet(obj=qemu.obj_of(a.kernel), tag="early", devices=a.devices) as fl:
+    with fleet.Fleet(s, obj=s.obj_of(a.kernel), tag="early", devices=a.devices) as fl:
         src = fl.boot("src", append=APPEND)
         credit = src.request_value(wire.CREDIT, "CREDIT")
         if credit != "ok":

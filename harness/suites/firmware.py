@@ -87,7 +87,7 @@ def judge(name: str, expect: Optional[str], bound: bool, text: str) -> Tuple[Opt
     return "; ".join(why) or None, hit[0] if hit else "no complaint"
 
 
-def main(a: argparse.Namespace) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     out = os.path.join(qemu.BUILD, "firmware")
     os.makedirs(out, exist_ok=True)
     if not shutil.which("iasl"):
@@ -111,7 +111,7 @@ def main(a: argparse.Namespace) -> int:
             guid = how.partition("=")[2]
         shown = io.StringIO()
         with contextlib.redirect_stdout(shown):
-            ok, results, why = boot.run("firmware", a.obj, timeout=120, log=log, guid=guid,
+            ok, results, why = boot.run(s, "firmware", None, timeout=120, log=log, guid=guid,
                                         append=append, extra=extra)
         with open(os.path.join(out, name + ".out"), "w") as f:
             f.write(shown.getvalue())

@@ -267,9 +267,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    "KERNEL-*); a planted fault (tests/kernels/) is judged as patched")
 
 
-def run_once(a: argparse.Namespace, t0: float) -> Outcome:
+def run_once(s: qemu.Settings, a: argparse.Namespace, t0: float) -> Outcome:
     """evaluate() of one fork_all() in a fleet of its own."""
-    with fleet.Fleet(obj=qemu.obj_of(a.kernel), tag="run") as fl:
+    with fleet.Fleet(s, obj=s.obj_of(a.kernel), tag="run") as fl:
         out = evaluate(*fork_all(fl, t0, a.records))
         # On stock, what the series claims fails by design, and timing
         # decides records-differ-*: keep logs for the rest only.
@@ -280,11 +280,11 @@ def run_once(a: argparse.Namespace, t0: float) -> Outcome:
     return out
 
 
-def main(a: argparse.Namespace) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     if a.records < len(IFACES):
         sys.exit("fork: --records %d: at least one per interface (%d)" % (a.records, len(IFACES)))
     t0 = time.monotonic()
-    out = run_once(a, t0)
+    out = run_once(s, a, t0)
     if a.kernel in qemu.REPEATS:
         outs = [out]
         # Stock's first record after a restore nearly always beats its
@@ -293,7 +293,7 @@ def main(a: argparse.Namespace) -> int:
         while unshown(outs) and len(outs) < STOCK_RUNS:
             print("[fork] %s run %d: %s did not repeat; again" % (a.kernel, len(outs),
                                                                 ", ".join(unshown(outs))), flush=True)
-            outs.append(run_once(a, time.monotonic()))
+            outs.append(run_once(s, a, time.monotonic()))
         for k, o in enumerate(outs):
             for n, why in o:
                 if n.startswith("records-differ-"):

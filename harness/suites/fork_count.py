@@ -96,14 +96,14 @@ def clone_count(fl: fleet.Fleet, snap: str, guid: Optional[str], case: str, fres
     return n, lines
 
 
-def run(kernel: str, cases: Container[str]) -> Tuple[Dict[str, Counted], str]:
+def run(s: qemu.Settings, kernel: str, cases: Container[str]) -> Tuple[Dict[str, Counted], str]:
     """{case: (C0, fork_events, reseed lines)} on kernel, and its accel.
     Every clone waits for its reseed line as long as a fork would (10 s)
     where its case wants one: stock's 0 there is no line cut short."""
     got: Dict[str, Counted] = {}
     for devices, todo in (("both", [c for c in CASES if c[0] in cases]),
                           ("vmclock", [VMCLOCK_ONLY] if VMCLOCK_ONLY[0] in cases else [])):
-        with fleet.Fleet(qemu.obj_of(kernel), tag=NAME, devices=devices) as fl:
+        with fleet.Fleet(s, s.obj_of(kernel), tag=NAME, devices=devices) as fl:
             t0 = time.monotonic()
             c0, snap, guid = source(fl)
             print("[%s] %s, %s: source %.1fs, fork_events %s" % (NAME, kernel, devices,
@@ -117,18 +117,18 @@ def run(kernel: str, cases: Container[str]) -> Tuple[Dict[str, Counted], str]:
     return got, fl.accel
 
 
-def main(a: argparse.Namespace) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     out: List[Result] = []
     t0 = time.monotonic()
     want = {c[0]: c[3] for c in CASES + (VMCLOCK_ONLY,)}
-    got, accel = run("patched", want)
+    got, accel = run(s, "patched", want)
     for case, w in want.items():
         c0, n, lines = got[case]
         bad = problems(w, lines, c0, n)
         out.append(result.verdict("%s-%s" % (NAME, case), not bad, "; ".join(bad) or
                                    "fork_events %s -> %s, %d reseed line(s)" % (c0, n, lines)))
     t1 = time.monotonic()
-    got, _ = run("stock", STOCK)
+    got, _ = run(s, "stock", STOCK)
     bad = ["%s: %s" % (case, "; ".join(problems(w, got[case][2], counted=False)))
            for case, w in STOCK.items() if problems(w, got[case][2], counted=False)]
     bad += ["%s: fork_events %s on stock" % (c, got[c][1]) for c in STOCK if got[c][1] is not None]

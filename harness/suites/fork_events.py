@@ -123,9 +123,9 @@ def verdicts(pre: str, pollers: int, got: Dict[str, Parsed]) -> List[Verdict]:
     return out
 
 
-def main(opts: argparse.Namespace) -> int:
+def main(opts: argparse.Namespace, s: qemu.Settings) -> int:
     pre = qemu.named("fork-events", opts.devices)
-    with fleet.Fleet(tag="fe", devices=opts.devices) as fl:
+    with fleet.Fleet(s, tag="fe", devices=opts.devices) as fl:
         src = fl.boot("src")
         if src.value("fepoll count", "COUNT") == "missing":
             return result.report([result.verdict(pre, False, "no /proc/sys/kernel/random/fork_events in this kernel")])

@@ -60,7 +60,7 @@ def judge(label: str, ok: bool, suite: Optional[console.Test], log: str) -> List
     return out
 
 
-def main(a: argparse.Namespace) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     if a.parse:
         return result.report(judge("parsed", *cases(a.parse, True), a.parse))
     log = os.path.join(qemu.BUILD, "logs", "kunit-uml.log")

@@ -150,14 +150,14 @@ def add_args(p: argparse.ArgumentParser) -> None:
     qemu.add_devices_arg(p)
 
 
-def main(a: argparse.Namespace) -> int:
-    obj, repeats = qemu.obj_of(a.kernel), a.kernel in qemu.REPEATS
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
+    obj, repeats = s.obj_of(a.kernel), a.kernel in qemu.REPEATS
     kasan = "CONFIG_KASAN=y" in qemu.kernel_config(obj)
     mib = a.mib or (24 if kasan else 64)
     name = qemu.named("long-read" + ("" if a.kernel == "patched" else "-" + a.kernel), a.devices)
     t0 = time.monotonic()
     out: List[Verdict] = []
-    with fleet.Fleet(obj=obj, tag="longread", devices=a.devices) as fl:
+    with fleet.Fleet(s, obj=obj, tag="longread", devices=a.devices) as fl:
         src = fl.boot("src")
         src.send("run bigread %d" % mib)
         bufs: Dict[str, Tuple[int, int]] = {}

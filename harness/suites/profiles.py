@@ -47,10 +47,10 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("profile", choices=sorted(PROFILES))
 
 
-def main(a: argparse.Namespace) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     prof = PROFILES[a.profile]
-    obj = qemu.STOCK_OBJ if prof.get("kernel") == "stock" else a.obj
-    ok, results, why = boot.run(prof["run"], obj, log=os.path.join(qemu.BUILD, "logs", prof["log"]),
+    obj = s.obj_of(prof.get("kernel", "patched"))
+    ok, results, why = boot.run(s, prof["run"], obj, log=os.path.join(qemu.BUILD, "logs", prof["log"]),
                                 extra=prof.get("qemu", ()))
     if "skip" not in prof:
         return result.report(boot.verdicts(ok, results, why))

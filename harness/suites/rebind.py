@@ -221,13 +221,13 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    "notification alone (test name nowatch)")
 
 
-def main(a: argparse.Namespace) -> int:
-    obj = qemu.obj_of(a.kernel)
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
+    obj = s.obj_of(a.kernel)
     if a.kernel in ("stock", "stable-stock"):
         out: List[Verdict] = []
         a.test_name = "rebind-" + a.kernel
         # The splat is this test's finding, not a failure of the fleet.
-        with fleet.Fleet(obj=obj, tag=a.test_name, splats=False) as fl:
+        with fleet.Fleet(s, obj=obj, tag=a.test_name, splats=False) as fl:
             stock_oops(fl, fl.boot("src"), obj, a.test_name, out)
         return result.report([result.verdict(*r) for r in out])
     mode = "reload" if a.module else "nowatch" if a.no_watch else "rebind"
@@ -242,7 +242,7 @@ def main(a: argparse.Namespace) -> int:
     # notification's reseed line.
     notified = mode == "nowatch" or name == "rebind-stable"
     out = []
-    with fleet.Fleet(obj=obj, tag=name) as fl:
+    with fleet.Fleet(s, obj=obj, tag=name) as fl:
         src = fl.boot("src", append="pci=off" if mode == "nowatch" else "")
         if "CONFIG_FAILSLAB=y" in cfg and mode != "nowatch":
             out.append(sweep(src, name))

@@ -15,7 +15,7 @@ import re
 import time
 from typing import Dict, List, Optional, Tuple
 
-from machinery import console, fleet, result
+from machinery import console, fleet, qemu, result
 
 STORM = 200
 TRIES = 3
@@ -87,7 +87,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--forks", type=int, default=STORM, help="forks in the chain (default %(default)s)")
 
 
-def main(a: argparse.Namespace) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     storm = a.forks
     # Generations that also get a fresh-GUID sibling (must differ from the
     # chain) and a same-GUID control pair (must repeat; the load is paused
@@ -98,7 +98,7 @@ def main(a: argparse.Namespace) -> int:
     t0 = time.monotonic()
     seen: Dict[Tuple[int, int], Tuple[str, str]] = {}
     dup: List[str] = []
-    with fleet.Fleet(tag="storm") as fl:
+    with fleet.Fleet(s, tag="storm") as fl:
         src = fl.boot("src")
         if "STARTED" not in " ".join(src.run("storm start")):
             return result.report([result.verdict("fork-storm", False, "could not start the load")])

@@ -118,9 +118,9 @@ def fork_cases(fl: fleet.Fleet, tag: str, out: List[Result]) -> None:
           flush=True)
 
 
-def vmclock_alone(obj: str, tag: str, out: List[Result]) -> None:
+def vmclock_alone(s: qemu.Settings, obj: str, tag: str, out: List[Result]) -> None:
     """The "vmclock" setup (no vmgenid): one clone's counter is saved + 1."""
-    with fleet.Fleet(obj, tag="vmclock-alone", devices="vmclock") as fl:
+    with fleet.Fleet(s, obj, tag="vmclock-alone", devices="vmclock") as fl:
         src = fl.boot("src", counter_start=7)
         snap = src.snapshot(fl.snapfile("src"))
         saved = src.vmclock().read()
@@ -136,17 +136,17 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="run on this kernel (repeat; default: stock, and patched if built)")
 
 
-def main(a: argparse.Namespace) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     kernels = a.kernel
     if not kernels:
-        patched = qemu.kernel_path(qemu.obj_of("patched"))
+        patched = qemu.kernel_path(s.obj_of("patched"))
         kernels = ["stock"] + (["patched"] if os.path.exists(patched) else [])
         if len(kernels) == 1:
             print("[%s] no patched kernel at %s: stock only" % (NAME, patched))
     out: List[Result] = []
     for tag in kernels:
-        obj = qemu.obj_of(tag)
-        with fleet.Fleet(obj, tag="vmclock-gen", devices="both") as fl:
+        obj = s.obj_of(tag)
+        with fleet.Fleet(s, obj, tag="vmclock-gen", devices="both") as fl:
             fork_cases(fl, tag, out)
-        vmclock_alone(obj, tag, out)
+        vmclock_alone(s, obj, tag, out)
     return result.report(out)

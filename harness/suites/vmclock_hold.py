@@ -76,11 +76,11 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    "(test name vmclock-hold-stock)")
 
 
-def main(a: argparse.Namespace) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     stock = a.kernel == "stock"
-    name, obj = NAME + ("-stock" if stock else ""), qemu.obj_of(a.kernel)
+    name, obj = NAME + ("-stock" if stock else ""), s.obj_of(a.kernel)
     # The splat is the stock test's finding, not a failure of the fleet.
-    with fleet.Fleet(obj=obj, tag=name, devices="vmclock", splats=not stock) as fl:
+    with fleet.Fleet(s, obj=obj, tag=name, devices="vmclock", splats=not stock) as fl:
         # With the counter, the unbind also undoes the RNG's watch and the vDSO's page.
         g = fl.boot("src", counter_start=random.SystemRandom().randrange(1 << 20, 1 << 40),
                     flags=vmclock_page.FLAG_NOTIFICATION)

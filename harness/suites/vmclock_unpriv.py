@@ -109,9 +109,9 @@ def stock_problems(got: Spin, root_lines: List[str]) -> List[str]:
     return out
 
 
-def patched(out: List[Result]) -> None:
+def patched(s: qemu.Settings, out: List[Result]) -> None:
     start = random.SystemRandom().randrange(1 << 20, 1 << 40)
-    with fleet.Fleet(qemu.obj_of("patched"), tag=NAME, devices="vmclock") as fl:
+    with fleet.Fleet(s, s.obj_of("patched"), tag=NAME, devices="vmclock") as fl:
         src = fl.boot("src", counter_start=start)
         got = parse(src.run("vmclock-spin start", timeout=30))
         print("[%s] patched: /dev/vmclock0 mode %s; source: %s" % (NAME, got.get("mode"), got),
@@ -144,8 +144,8 @@ def patched(out: List[Result]) -> None:
                                        after["state"]["utime"], after["state"]["vcsw"])))
 
 
-def stock(out: List[Result]) -> None:
-    with fleet.Fleet(qemu.obj_of("stock"), tag=NAME + "-stock", devices="vmclock") as fl:
+def stock(s: qemu.Settings, out: List[Result]) -> None:
+    with fleet.Fleet(s, s.obj_of("stock"), tag=NAME + "-stock", devices="vmclock") as fl:
         src = fl.boot("src", counter_start=1)
         got = parse(src.run("vmclock-spin start", timeout=30))
         root = src.run("vmclock-gen", timeout=30)
@@ -157,8 +157,8 @@ def stock(out: List[Result]) -> None:
                                    "stock userspace cannot watch the counter"))
 
 
-def main(a: argparse.Namespace) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     out: List[Result] = []
-    patched(out)
-    stock(out)
+    patched(s, out)
+    stock(s, out)
     return result.report(out)

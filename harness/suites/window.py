@@ -178,7 +178,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="as --vdso-only, in 64 KiB calls, snapshots inside a call (test name vdso-call)")
 
 
-def run(o: Opts, kernel: str, repeats: Optional[bool] = None,
+def run(s: qemu.Settings, o: Opts, kernel: str, repeats: Optional[bool] = None,
         detect: Optional[Dict[str, Tuple[int, int]]] = None) -> Tuple[List[Verdict], Dict[str, List[Try]]]:
     """(verdicts, tries) of one kernel; detect: as verdicts() takes it."""
     # Early in boot the crng reseeds itself every few seconds (RDRAND in
@@ -197,7 +197,7 @@ def run(o: Opts, kernel: str, repeats: Optional[bool] = None,
         # one laps its ring); too few outputs fails the phase.
         # vdso-call: 16 outputs a call, the cut one first; 32 calls do.
         m = 64 if o.profile == "vdso-call" else 1024
-        res, _ = busy.bench(kernel, want, CONTROL, 0, m, run=0.25, profile=o.profile,
+        res, _ = busy.bench(s, kernel, want, CONTROL, 0, m, run=0.25, profile=o.profile,
                             early=busy.EARLY + 3 * t, devices=o.devices)
         # vdso-call: stock must repeat inside the call the snapshot cut
         # (what the end-of-call check closes), not only in later calls.
@@ -220,7 +220,7 @@ def run(o: Opts, kernel: str, repeats: Optional[bool] = None,
     return got, tries
 
 
-def main(a: argparse.Namespace) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     if a.pairs < 1:
         sys.exit("window: --pairs %d: at least one fresh pair, or nothing is judged" % a.pairs)
     profile = "vdso-call" if a.vdso_call else "vdso-only" if a.vdso_only else "busy"
@@ -232,11 +232,11 @@ def main(a: argparse.Namespace) -> int:
              pairs=a.pairs, devices=a.devices)
     busy.TAG = o.name
     if a.kernel:
-        out, _ = run(o, a.kernel, True if a.kernel == "patched" else None)
+        out, _ = run(s, o, a.kernel, True if a.kernel == "patched" else None)
     else:
         # Stock first: the patched verdict quotes how often stock's
         # clones showed their miss, measured here.
-        out, stock = run(o, "stock")
-        got, _ = run(o, "patched", detect={i: detectability(stock[i]) for i in o.ifaces})
+        out, stock = run(s, o, "stock")
+        got, _ = run(s, o, "patched", detect={i: detectability(stock[i]) for i in o.ifaces})
         out += got
     return result.report([result.verdict(*r) for r in out])
