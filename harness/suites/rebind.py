@@ -240,7 +240,7 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
         return result.report([result.error("reload", "%s has vmgenid built in: reload needs CONFIG_VMGENID=m" % obj)])
     # Where the RNG has no check of its own, records are asked after the
     # notification's reseed line.
-    notified = mode == "nowatch" or name == "rebind-stable"
+    notified = mode == "nowatch" or a.kernel in qemu.STABLE_KERNELS
     out = []
     with fleet.Fleet(s, obj=obj, tag=name) as fl:
         src = fl.boot("src", append="pci=off" if mode == "nowatch" else "")
