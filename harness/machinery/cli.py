@@ -16,7 +16,7 @@ from . import fleet, qemu, result
 COMMANDS = (
     ("boot", "boot", "boot a kernel, run guest tests (tests/guest/NAME.sh)"),
     ("guest", "profiles", "boot one of the guest profiles declared in harness/suites/profiles.py"),
-    ("kunit", "kunit", "the series' KUnit suite, without and with a vmgenid device"),
+    ("kunit", "kunit", "the series' KUnit suite on User-Mode Linux (build/uml-kunit)"),
     ("firmware", "firmware", "malformed VM_Gen_Counter firmware and IDs in odd memory"),
     ("fork-demo", "demo", "fork a guest: two clones and a same-GUID control"),
     ("vmclock-counter", "vmclock_gen", "vmclock's generation counter across forks, written as the VMM"),
@@ -82,9 +82,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if getattr(a.command, "BENCHMARK", False):
             print("%s: error: %s" % (name, e), file=sys.stderr)
             return 1
-        # A guest that died or hung may be the kernel's fault: FAIL. A dead
-        # QMP socket, a missing file or tool is the harness's: ERROR.
-        if isinstance(e, (fleet.GuestError, TimeoutError)):
+        # A guest that misbehaved, or whose QEMU exited under a command (a
+        # panic ends QEMU here: -no-reboot), may be the kernel's fault:
+        # FAIL. A QEMU that never came up or stopped answering, a missing
+        # file or tool is the harness's: ERROR.
+        if isinstance(e, (fleet.GuestError, ConnectionError)):
             return result.report([result.verdict(name, False, str(e))])
         return result.report([result.error(name, "%s: %s" % (type(e).__name__, e))])
     except KeyboardInterrupt:

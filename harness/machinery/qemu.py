@@ -250,7 +250,7 @@ def boot(kernel: str, initrd: str, run: str, accel: str, log: str, timeout: floa
     devices: a key of DEVICES. setup: called as setup(pid, qmp) while the
     guest is stopped before its first instruction (the VMM's writes to the
     vmclock page, vmclock_page.py); it runs after that.
-    Returns (ok, results, why): results are console.Result, leaves of the
+    Returns (ok, results, why): results are result.Result, leaves of the
     guest's KTAP (a plan not met or a subtest cut short is a FAIL there);
     why is "" if ok.
     """

@@ -50,8 +50,9 @@ class Result:
         return self.status == Status.PASS
 
     def line(self) -> str:
-        """As people read it: 'PASS name' or 'FAIL name: why'."""
-        return "%s %s%s" % (self.status.value, self.full_name, (": " + self.detail) if self.detail else "")
+        """As people read it: 'PASS name' or 'FAIL name: why', one line."""
+        flat = re.sub(r"\s*[\r\n]+\s*", " | ", self.detail.strip())
+        return "%s %s%s" % (self.status.value, self.full_name, (": " + flat) if flat else "")
 
     def record(self) -> str:
         """As the result file holds it (one line, no TAB inside a field)."""

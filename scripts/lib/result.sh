@@ -10,9 +10,10 @@
 result() {
 	local status=$1 name=$2 detail=${3-}
 	case $status in PASS | FAIL | SKIP | ERROR) ;; *) status=ERROR detail="bad status '$1': $detail" ;; esac
+	# One line each way: a detail's own lines would read as more results.
+	detail=$(printf %s "$detail" | tr '\t\r\n' '   ')
 	echo "$status $name${detail:+: $detail}"
-	[ -z "${VMFORK_RESULTS-}" ] ||
-		printf '%s\t%s\t%s\n' "$status" "$name" "$(printf %s "$detail" | tr '\t\r\n' '   ')" >>"$VMFORK_RESULTS"
+	[ -z "${VMFORK_RESULTS-}" ] || printf '%s\t%s\t%s\n' "$status" "$name" "$detail" >>"$VMFORK_RESULTS"
 }
 # own_results: this script judges the tools it runs by their output, so
 # their results are not the phase's: only this shell records, children
