@@ -13,6 +13,7 @@
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 GATE=$(basename "$(dirname "$0")")
+SAY_AS=$GATE
 CHECK_TREE=${1:-${CHECK_TREE:-$BUILD/check/linux}}
 CHECK_BASE=${2:-${CHECK_BASE:-$BASE_TAG}}
 CHECK_HEAD=${3:-${CHECK_HEAD:-HEAD}}

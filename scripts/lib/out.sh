@@ -2,7 +2,8 @@
 # What a script says: progress lines, its fatal error, its results
 # (result.sh), and a line every 25 s while a long step runs.
 
-say() { printf '[%s %4ss] %s\n' "${0##*/}" "$(( $(date +%s) - T0 ))" "$*"; }
+# SAY_AS: the name lines carry, where the script's own is not telling (checks/GATE/run).
+say() { printf '[%s %4ss] %s\n' "${SAY_AS:-${0##*/}}" "$(( $(date +%s) - T0 ))" "$*"; }
 die() { printf '%s: error: %s\n' "${0##*/}" "$*" >&2; exit 1; }
 
 # progress PID FORMAT CMD [ARG]: while PID runs, print FORMAT (printf, with
