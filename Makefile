@@ -40,7 +40,7 @@ test:  ## every gate and test (its first phase installs packages); ends with 'N 
 test-debug: tree  ## fork tests on a lockdep/KASAN/UBSAN kernel (slow)
 	@tests/run-debug
 test-revert: tree initramfs  ## the series with its checks compiled out must repeat where stock does (window, long-read); also in test and test-debug
-	@harness/vmtest test --only "build-revert window-revert long-read-revert"
+	@harness/vmtest test --revert
 test-stable: tree initramfs  ## the fixes series backported to the previous Debian base (patches/stable-6.12): its bugs there, stock vs fixed
 	@harness/vmtest test --stable
 bench-fork: build build-stock initramfs  ## duplicated outputs across clones (user and in-kernel consumers): stock vs patched; ARGS="--pairs 5 ..." (harness/vmtest bench-fork --help)

@@ -5,7 +5,7 @@
 #   checks/<gate>/run [TREE BASE HEAD OBJ]   (or CHECK_TREE CHECK_BASE CHECK_HEAD CHECK_OBJ)
 #   TREE  a kernel worktree the gate may check out freely (left at HEAD)
 #   BASE  commit the series applies to; HEAD  last commit of the series
-#   OBJ   O= build dir of the gate's own (never build/obj or build/obj-stock)
+#   OBJ   O= build dir of the gate's own (never one of configs/kernels)
 # Output: one line per finding "file:line: message", one summary line
 # "<gate>: ...", then one result (scripts/lib/result.sh): "PASS <gate>", "FAIL
 # <gate>: why" or "ERROR <gate>: why" (the gate broke), followed by how to
@@ -46,18 +46,20 @@ short() { git -C "$CHECK_TREE" log -1 --format='%h ("%s")' "$1"; }
 ccache_env
 KSRC=$CHECK_TREE KOBJ=$CHECK_OBJ
 # The O= dir must be configured and built once (at BASE) before object
-# builds mean anything. Its config is the project's: build/obj's .config
-# (made by scripts/build from configs/, as shipped) plus configs/kunit.config,
+# builds mean anything. Its config is the patched kernel's .config
+# (made by scripts/build from configs/kernels, as shipped) plus configs/kunit.config,
 # so that the series' KUnit suite is compiled too, refreshed with olddefconfig.
-# The gates' O= dir, configured like build/obj and prepared at base: the
+# The gates' O= dir, configured like the patched kernel and prepared at base: the
 # touched objects' gates compile only their directories in it, and the
 # bisect gate builds whole kernels in it, incrementally from there.
+kernel patched
+PROJECT_CONFIG=$K_OBJ/.config
 ensure_obj() {
-	local cfg=$BUILD/obj/.config
+	local cfg=$PROJECT_CONFIG
 	[ -f "$CHECK_OBJ/.prepared" ] && cmp -s "$cfg" "$CHECK_OBJ/.config.source" && return 0
 	[ -f "$cfg" ] || { result ERROR "$GATE" "no $cfg: run 'make build' first"; exit 2; }
 	checkout "$CHECK_BASE"
-	say "preparing $CHECK_OBJ at base with build/obj's config" >&2
+	say "preparing $CHECK_OBJ at base with the patched kernel's config" >&2
 	mkdir -p "$CHECK_OBJ" && cp "$cfg" "$CHECK_OBJ/.config" && cp "$cfg" "$CHECK_OBJ/.config.source"
 	(cd "$CHECK_OBJ" && "$CHECK_TREE/scripts/kconfig/merge_config.sh" -m -O "$CHECK_OBJ" .config \
 		"$TOP/configs/kunit.config") >"$CHECK_OBJ/merge.log" 2>&1 ||

@@ -62,8 +62,9 @@ def obj(s: qemu.Settings, kernel: str) -> str:
     return s.obj_of(kernel)
 
 
-def say(msg: str) -> None:
-    print("[%s %4.0fs] %s" % (TAG, time.monotonic() - T0, msg), flush=True)
+def say(msg: str, tag: str = TAG) -> None:
+    """A progress line, tagged with the phase that runs the benchmark."""
+    print("[%s %4.0fs] %s" % (tag, time.monotonic() - T0, msg), flush=True)
 
 
 def peek(src: fleet.Guest, cmd: str, cpu: int = 0) -> Optional[int]:
@@ -73,7 +74,7 @@ def peek(src: fleet.Guest, cmd: str, cpu: int = 0) -> Optional[int]:
 
 
 def snapshot(fl: fleet.Fleet, src: fleet.Guest, phys: Sequence[str], kaddrs: Sequence[str], name: str,
-             tries: int = 5, inside: Optional[str] = None) -> Tuple[str, float, List[int]]:
+             tries: int = 5, inside: Optional[str] = None, tag: str = TAG) -> Tuple[str, float, List[int]]:
     """Snapshot and read the consumers' counters from the paused source.
 
     phys: the physical addresses of the probe's own counters (it locked
@@ -95,7 +96,7 @@ def snapshot(fl: fleet.Fleet, src: fleet.Guest, phys: Sequence[str], kaddrs: Seq
         # None is ruled out just above.
         seqs, kseqs = cast(List[int], vals), cast(List[int], kvals)
         if not cut:
-            say("%s: snapshot %d fell between two vDSO calls: again" % (name, t + 1))
+            say("%s: snapshot %d fell between two vDSO calls: again" % (name, t + 1), tag)
             time.sleep(0.3 + 0.1 * t)
             continue
         said = src.ask(wire.SEQ, wire.parse_seq)
@@ -213,7 +214,7 @@ def record(res: Table, col: str, streams: Sequence[int], a: Outs, b: Outs, nofor
 
 def bench(s: qemu.Settings, kernel: str, npairs: int, control: int, late: float, m: int, run: float = 0.1,
           profile: str = "busy", append: str = "", early: float = EARLY,
-          devices: str = "vmgenid") -> Tuple[Table, List[str]]:
+          devices: str = "vmgenid", tag: str = TAG) -> Tuple[Table, List[str]]:
     """{column: {iface: [(same, run, compared) per pair or clone]}} and the snapshot notes.
 
     Columns: "fresh" compares the two clones of each fresh pair, "control"
@@ -238,19 +239,21 @@ def bench(s: qemu.Settings, kernel: str, npairs: int, control: int, late: float,
     cut = (lambda o: [v[:CUT_CALL] for v in o]) if profile == "vdso-call" else None
     notes: List[str] = []
     with fleet.Fleet(s, obj=obj(s, kernel), tag="bench-" + kernel, devices=devices) as fl:
-        src = fl.boot("src", serve=mode, ready=r"PROBE-READY", append=append)
-        ready = src.wait_console(r"PROBE-READY getrandom=(\S+) urandom=(\S+) vdso=(\S+) "
-                                 r"vdso-available=(\d) ku32=(\S+) ku64=(\S+) kernel-available=(\d) "
-                                 r"vdso-incall=(\S+) phys=(\S+),(\S+),(\S+),(\S+)")
-        phys = ready.groups()[8:11]
-        if "0" in ready.groups()[8:]:
+        src = fl.boot("src", serve=mode, ready=wire.PROBE_READY, append=append)
+        line = src.wait_console(wire.PROBE_READY + r" .*").group(0)
+        try:
+            ready = wire.parse_probe_ready(line)
+        except wire.GuestError as e:
+            raise fleet.GuestError("%s: %s" % (kernel, e))
+        phys = ready.phys
+        if "0" in ready.phys + (ready.incall,):
             raise fleet.GuestError("%s: the probe found no physical address for a counter: %s"
-                                   % (kernel, ready.group(0)))
-        if 3 in streams and ready.group(7) != "1":
+                                   % (kernel, ready.line))
+        if 3 in streams and not ready.kernel:
             raise fleet.GuestError("%s: the in-kernel probe (rngprobe.ko) did not start" % kernel)
-        if 2 in streams and ready.group(4) != "1":
+        if 2 in streams and not ready.vdso:
             raise fleet.GuestError("%s: the probe found no vDSO getrandom()" % kernel)
-        kaddrs = ready.groups()[4:6] if 3 in streams else ()
+        kaddrs = ready.kphys if 3 in streams else ()
         guid0 = src.guid() if "vmgenid" in qemu.DEVICES[devices] else None
         plan = [("early", early, npairs - npairs // 2 if late else npairs)]
         if late and profile.startswith("vdso"):
@@ -261,23 +264,23 @@ def bench(s: qemu.Settings, kernel: str, npairs: int, control: int, late: float,
             last = time.monotonic()
             while float(src.request_value(wire.UPTIME, "UPTIME")) < uptime:
                 if time.monotonic() - last >= 30:
-                    say("%s: waiting for uptime %.0f s before the %s snapshot" % (kernel, uptime, label))
+                    say("%s: waiting for uptime %.0f s before the %s snapshot" % (kernel, uptime, label), tag)
                     last = time.monotonic()
                 time.sleep(1)
             path, up, seqs = snapshot(fl, src, phys, kaddrs, kernel + "-" + label, tries=10,
-                                      inside=ready.group(12) if profile == "vdso-call" else None)
+                                      inside=ready.incall if profile == "vdso-call" else None, tag=tag)
             if label == plan[-1][0]:
                 src.quit()
             notes.append("%s %s snapshot at uptime %.1fs, outputs so far %s" %
                          (kernel, label, up, "/".join(str(s) for s in seqs)))
-            say(notes[-1])
+            say(notes[-1], tag)
             last = time.monotonic()
             # The controls first: each fresh clone is then compared with them.
             nofork: List[Outs] = []
             for col, n, guid in (("control", control, guid0), ("fresh", pairs, "auto")):
                 for p in range(n):
                     if time.monotonic() - last >= 30:  # a line at least every 30 s
-                        say("%s %s: %s pair %d of %d" % (kernel, label, col, p + 1, n))
+                        say("%s %s: %s pair %d of %d" % (kernel, label, col, p + 1, n), tag)
                         last = time.monotonic()
                     a, b = (dump(fl, "%s-%s%d%s" % (label, col, p, x), path, seqs, kaddrs,
                                  guid, m, run, streams, counter=fl.vmclock and col == "fresh")
@@ -290,7 +293,7 @@ def bench(s: qemu.Settings, kernel: str, npairs: int, control: int, late: float,
                     if cut:
                         record(res, "fresh-cut", streams, a, b, nofork, cut)
             os.unlink(path)
-            say("%s %s: %d fresh + %d control pairs done" % (kernel, label, pairs, control))
+            say("%s %s: %d fresh + %d control pairs done" % (kernel, label, pairs, control), tag)
             # The same numbers for this snapshot alone: the control depends on uptime.
             notes.append("    " + "; ".join(
                 "%s %s" % ("new GUID" if col == "fresh" else "same GUID", ", ".join(

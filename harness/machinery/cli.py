@@ -7,6 +7,8 @@ and exit non-zero if any did not pass; benchmarks print tables. Every guest runs
 """
 import argparse
 import importlib
+import os
+import re
 import sys
 from typing import Optional, Sequence
 
@@ -35,13 +37,20 @@ COMMANDS = (
     ("bench-rng", "bench_rng", "RNG throughput, patched/stock ratios"),
     ("test", "machinery.pipeline", "make test: every phase of the pipeline, in order"),
 )
-# Options are the interface; these stay only because make passes them on.
-ENVIRONMENT = """environment (what make passes through):
-  VMFORK_OBJ              default of --obj (make test-debug: build/obj-debug)
-  ONLY                    default of 'test --only' (make test ONLY="fork storm")
-  ROUNDS, UML_ROUNDS, CLOCK  defaults of bench-rng's --rounds, --uml-rounds, --clock
-  BUILD                   the build directory shared with scripts/ (default build/)
-"""
+def environment() -> str:
+    """The variables the harness reads, as the README's Environment table
+    (their one description) says."""
+    try:
+        with open(os.path.join(qemu.TOP, "README.md")) as f:
+            table = f.read().split("\n## Environment\n", 1)[1].split("\n## ", 1)[0]
+    except (OSError, IndexError):
+        return ""
+    rows = re.findall(r"^\| (`[^|]+`) \| ([^|]+) \| (.+) \|$", table, re.M)
+    return "environment (README.md, Environment; make passes them through):\n" + "".join(
+        "  %s: %s\n" % (names.replace("`", ""), re.sub(r"\[([^]]*)\]", r"(default \1)", what.replace("`", "")))
+        for names, who, what in rows if "harness" in who or "bench-rng" in who)
+
+
 ERRORS = (fleet.GuestError, TimeoutError, ConnectionError, RuntimeError, OSError)
 
 
@@ -54,7 +63,7 @@ def parser() -> argparse.ArgumentParser:
                         help="skip the KVM probe (default: probe once, cached in build/accel)")
     common.add_argument("--keep-logs", action="store_true",
                         help="keep the fork guests' console logs in build/fork/ even on success")
-    ap = argparse.ArgumentParser(prog="harness/vmtest", description=__doc__, epilog=ENVIRONMENT,
+    ap = argparse.ArgumentParser(prog="harness/vmtest", description=__doc__, epilog=environment(),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     for name, module, what in COMMANDS:

@@ -40,7 +40,7 @@ class Test:
     def __init__(self, name: str = "", depth: int = -1, document: bool = False) -> None:
         # document: opened by a version line (it has, or should have, subtests)
         self.name, self.depth, self.document = name, depth, document
-        self.status: Optional[str] = None  # PASS, FAIL or SKIP once its result line came
+        self.status: Optional[Status] = None  # PASS, FAIL or SKIP once its result line came
         self.detail = ""
         self.plan: Optional[int] = None
         self.subtests: List[Test] = []
@@ -53,12 +53,12 @@ class Test:
         out = []
         for t in self.subtests:
             if not t.document:
-                out.append(Result(Status(t.status), t.name, t.detail, path))
+                out.append(Result(t.status or Status.FAIL, t.name, t.detail, path))
                 continue
             mine = t.leaves(path + (t.name,))
             if not t.subtests and not t.errors:
                 mine.append(Result(Status.FAIL, t.name, t.detail or "no results", path))
-            elif t.status == "FAIL" and all(r.status != "FAIL" for r in mine):
+            elif t.status == Status.FAIL and all(r.status != Status.FAIL for r in mine):
                 mine.append(Result(Status.FAIL, t.name, t.detail or "failed", path))
             out += mine
         # A test's own errors sit beside its results, named by the test.
@@ -141,13 +141,13 @@ def _walk(t: Test) -> Iterator[Test]:
         yield from _walk(s)
 
 
-def _status(m: re.Match[str]) -> Tuple[str, str, str]:
+def _status(m: re.Match[str]) -> Tuple[Status, str, str]:
     directive = (m.group(4) or "").strip()
     name = (m.group(3) or "").strip() or "test-" + m.group(2)
     skip = re.match(r"SKIP\b\s*(.*)", directive, re.I)
     if skip:
-        return "SKIP", name, skip.group(1)
-    return ("PASS" if m.group(1) == "ok" else "FAIL"), name, directive
+        return Status.SKIP, name, skip.group(1)
+    return (Status.PASS if m.group(1) == "ok" else Status.FAIL), name, directive
 
 
 def _close(t: Test) -> None:

@@ -279,7 +279,7 @@ class Fleet:
         self.keep = s.keep
         self.splats = splats  # False: a test that expects a splat judges it itself
 
-    def boot(self, name: str, serve: str = "records", ready: str = "RECORD-SERVER-READY",
+    def boot(self, name: str, serve: str = "records", ready: str = wire.RECORD_READY,
              timeout: float = 120, append: str = "", counter_start: int = 1, flags: int = 0) -> Guest:
         """A source guest. With vmclock, it starts paused, gets
         vm_generation_counter = counter_start (and flags), then runs; QEMU

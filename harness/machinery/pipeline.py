@@ -26,7 +26,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 from . import qemu, result
 from .result import Result
@@ -36,26 +36,27 @@ from .result import Result
 # background lane beside the phases up to the next join (host-only work
 # that takes neither the kernel build lock nor QEMU, or a guest that
 # times nothing); 'd' also runs in make test-debug, 'D' only there.
-# 'S' marks make test-stable's phases, run there only.
-# name, flags, command
-PHASES = (
+# 'S' marks make test-stable's phases, run there only; 'R' make
+# test-revert's (a part of make test). Limit: see LIMIT.
+# name, flags, command[, limit]
+_TABLE: Tuple[Tuple[Any, ...], ...] = (
     ("unit", "", "tests/unit"),
-    ("setup", "", "scripts/deps"),
+    ("setup", "", "scripts/deps", 1800),
     ("lint", "", "tests/lint"),
-    ("tree", "", "scripts/mktree"),
-    ("build", "", "scripts/build"),
+    ("tree", "", "scripts/mktree", 1200),
+    ("build", "", "scripts/build", 2400),
     # The series with its checks compiled out: two files differ from build,
     # so ccache builds it in a minute or two.
-    ("build-revert", "d", "scripts/build revert"),
-    ("build-kunit", "", "scripts/build kunit"),
-    ("build-stock", "", "scripts/build stock"),
-    ("build-arm64", "", "scripts/build arm64"),
-    ("initramfs", "d", "scripts/mkinitramfs"),
+    ("build-revert", "dR", "scripts/build revert", 2400),
+    ("build-kunit", "", "scripts/build kunit", 1200),
+    ("build-stock", "", "scripts/build stock", 2400),
+    ("build-arm64", "", "scripts/build arm64", 1200),
+    ("initramfs", "d", "scripts/mkinitramfs", 1200),
     ("workspace", "&", "tests/host/workspace"),
     ("targets", "&", "tests/host/targets"),
     ("send", "&", "tests/host/send"),
-    ("gates", "", "checks/run --touched"),
-    ("gate-fixtures", "", "tests/host/gate-fixtures --touched"),
+    ("gates", "", "checks/run --touched", 2400),
+    ("gate-fixtures", "", "tests/host/gate-fixtures --touched", 1200),
     ("join", "", ""),
     ("smoke", "d", "harness/vmtest guest smoke"),
     # The base kernel's vDSO selftests: a minute of one vCPU's work
@@ -84,18 +85,18 @@ PHASES = (
     ("fork-count-cases", "", "harness/vmtest fork-count-cases"),
     ("storm", "d", "harness/vmtest storm"),
     ("concurrency", "d", "harness/vmtest concurrency"),
-    ("window", "", "harness/vmtest window"),
+    ("window", "", "harness/vmtest window", 1500),
     # vmclock alone: the stock kernel's RNG ignores its counter and must
     # repeat on every interface; the patched kernel acts on the counter.
-    ("window-vmclock", "", "harness/vmtest window --devices vmclock"),
+    ("window-vmclock", "", "harness/vmtest window --devices vmclock", 1500),
     # The vDSO compares vmclock's counter: Firecracker's setup, both.
-    ("vdso-only", "", "harness/vmtest window --vdso-only --devices both"),
-    ("vdso-call", "", "harness/vmtest window --vdso-call --devices both"),
+    ("vdso-only", "", "harness/vmtest window --vdso-only --devices both", 1500),
+    ("vdso-call", "", "harness/vmtest window --vdso-call --devices both", 1500),
     # Without the counter the vDSO's own check cannot act: the patched
     # kernel's vDSO-only clones must repeat, as stock's do.
-    ("vdso-only-vmgenid", "", "harness/vmtest window --vdso-only --devices vmgenid --kernel patched"),
-    ("vdso-call-vmgenid", "", "harness/vmtest window --vdso-call --devices vmgenid --kernel patched"),
-    ("window-revert", "d", "harness/vmtest window --kernel revert"),
+    ("vdso-only-vmgenid", "", "harness/vmtest window --vdso-only --devices vmgenid --kernel patched", 1500),
+    ("vdso-call-vmgenid", "", "harness/vmtest window --vdso-call --devices vmgenid --kernel patched", 1500),
+    ("window-revert", "dR", "harness/vmtest window --kernel revert", 1500),
     ("long-read", "d", "harness/vmtest long-read"),
     # The stock window of the two phases above, in the same run.
     ("long-read-stock", "", "harness/vmtest long-read --kernel stock"),
@@ -104,7 +105,7 @@ PHASES = (
     ("long-read-vmclock", "", "harness/vmtest long-read --devices vmclock"),
     ("long-read-stock-vmclock", "", "harness/vmtest long-read --kernel stock --devices vmclock"),
     ("long-read-both", "", "harness/vmtest long-read --devices both"),
-    ("long-read-revert", "d", "harness/vmtest long-read --kernel revert"),
+    ("long-read-revert", "dR", "harness/vmtest long-read --kernel revert"),
     ("early-crng", "d", "harness/vmtest early-crng"),
     ("early-crng-stock", "", "harness/vmtest early-crng --kernel stock"),
     ("early-crng-vmclock", "", "harness/vmtest early-crng --devices vmclock"),
@@ -117,9 +118,9 @@ PHASES = (
     ("reload", "D", "harness/vmtest rebind --module"),
     # make test-stable ('S' only): the fixes series backported to the
     # previous Debian base, that base as shipped beside it.
-    ("stable-tree", "S", "scripts/stabletree"),
-    ("stable-build-stock", "S", "scripts/build stable-stock"),
-    ("stable-build", "S", "scripts/build stable"),
+    ("stable-tree", "S", "scripts/stabletree", 1200),
+    ("stable-build-stock", "S", "scripts/build stable-stock", 2400),
+    ("stable-build", "S", "scripts/build stable", 2400),
     ("rebind-stable-stock", "S", "harness/vmtest rebind --kernel stable-stock"),
     ("rebind-stable", "S", "harness/vmtest rebind --kernel stable"),
     ("early-crng-stable-stock", "S", "harness/vmtest early-crng --kernel stable-stock"),
@@ -128,15 +129,19 @@ PHASES = (
 # Every phase ends within its limit, or is killed and fails: a hung guest
 # or tool never holds CI until its own 90 minutes run out. Seconds, on 2
 # cores from cold (a full kernel compile is 14-19 minutes); make
-# test-debug's kernels are three times slower.
+# test-debug's kernels are three times slower. A phase's own is the
+# table's fourth column.
 LIMIT = 900
-LIMITS = {"setup": 1800, "tree": 1200, "build": 2400, "build-stock": 2400, "build-arm64": 1200,
-          "build-kunit": 1200,
-          "build-revert": 2400, "stable-tree": 1200, "stable-build-stock": 2400,
-          "stable-build": 2400, "window": 1500, "vdso-only": 1500, "vdso-call": 1500,
-          "window-vmclock": 1500, "vdso-only-vmgenid": 1500, "vdso-call-vmgenid": 1500,
-          "window-revert": 1500,
-          "initramfs": 1200, "gates": 2400, "gate-fixtures": 1200}
+
+
+class Phase(NamedTuple):
+    name: str
+    flags: str
+    cmd: str
+    limit: int = 0  # seconds; 0: LIMIT
+
+
+PHASES = tuple(Phase(*p) for p in _TABLE)
 SHOWN = re.compile(r"^(PASS|FAIL|SKIP|ERROR) |^\[|error")
 HEARTBEAT = 30
 
@@ -149,11 +154,15 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="the phases for make test-debug's kernel (flags d and D)")
     g.add_argument("--stable", action="store_true",
                    help="make test-stable's phases (flag S): the fixes on the previous base")
+    g.add_argument("--revert", action="store_true",
+                   help="make test-revert's phases (flag R): the series with its checks compiled out")
 
 
-def suite(flags: str, debug: bool = False, stable: bool = False) -> bool:
-    """Whether a phase with these flags is in make test (neither option),
-    make test-debug or make test-stable."""
+def suite(flags: str, debug: bool = False, stable: bool = False, revert: bool = False) -> bool:
+    """Whether a phase with these flags is in make test (no option),
+    make test-debug, make test-stable or make test-revert."""
+    if revert:
+        return "R" in flags
     if stable:
         return "S" in flags
     if debug:
@@ -161,15 +170,15 @@ def suite(flags: str, debug: bool = False, stable: bool = False) -> bool:
     return not set(flags) & set("DS")
 
 
-def selected(only: str = "", debug: bool = False, stable: bool = False) -> List[Tuple[str, str, str]]:
+def selected(only: str = "", debug: bool = False, stable: bool = False, revert: bool = False) -> List[Phase]:
     """The phases to run, in order, joins kept."""
     names = only.split()
-    unknown = set(names) - {n for n, _, _ in PHASES if n != "join"}
+    unknown = set(names) - {p.name for p in PHASES if p.name != "join"}
     if unknown:
         raise ValueError("no such phase: %s (harness/machinery/pipeline.py lists them)"
                          % " ".join(sorted(unknown)))
-    return [(name, flags, cmd) for name, flags, cmd in PHASES if name == "join" or (
-        name in names if names else suite(flags, debug, stable))]
+    return [p for p in PHASES if p.name == "join" or (
+        p.name in names if names else suite(p.flags, debug, stable, revert))]
 
 
 def _feed(stream: Iterable[str], lines: "queue.Queue[Optional[str]]") -> None:
@@ -193,15 +202,15 @@ class Runner:
         with self.lock:
             print(line, flush=True)
 
-    def lane(self, todo: List[Tuple[str, str]], buf: List[str]) -> None:
+    def lane(self, todo: List[Phase], buf: List[str]) -> None:
         """The background lane's phases, one after another."""
-        for name, cmd in todo:
+        for p in todo:
             try:
-                self.phase(name, cmd, buf)
+                self.phase(p.name, p.cmd, buf, p.limit)
             except Exception as e:  # counted at the end: it left no summary
-                self.say("[phase %s: the runner failed: %s]" % (name, e), buf)
+                self.say("[phase %s: the runner failed: %s]" % (p.name, e), buf)
 
-    def phase(self, name: str, cmd: str, buf: Optional[List[str]] = None) -> None:
+    def phase(self, name: str, cmd: str, buf: Optional[List[str]] = None, limit: int = 0) -> None:
         """Run one phase; its lines go to stdout, or to buf (the lane)."""
         d = os.path.join(self.results, name)
         shutil.rmtree(d, ignore_errors=True)
@@ -221,7 +230,7 @@ class Runner:
                 log.write("%s\n" % e)
             if p:
                 threading.Thread(target=_feed, args=(p.stdout, lines), daemon=True).start()
-            limit = LIMITS.get(name, LIMIT) * self.slow
+            limit = (limit or LIMIT) * self.slow
             killed = 0.0  # when it was killed (time.monotonic()); 0: not
             while p:
                 if not killed and time.monotonic() - t0 > limit:
@@ -279,7 +288,7 @@ def judge(name: str, cmd: str, rc: Optional[int], killed: float, res: List[Resul
     n = {s: sum(r.status == s for r in res) for s in result.Status}
     extra: List[Result] = []
     if killed:
-        extra.append(result.verdict(name, False, "killed after its limit of %ds (pipeline.LIMITS)" % killed))
+        extra.append(result.verdict(name, False, "killed after its limit of %ds (pipeline.PHASES)" % killed))
     if n[result.Status.SKIP]:
         extra.append(result.verdict(name, False, "%d test(s) skipped where the feature must exist"
                                     % n[result.Status.SKIP]))
@@ -301,23 +310,24 @@ def judge(name: str, cmd: str, rc: Optional[int], killed: float, res: List[Resul
 def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     t0 = int(os.environ.get("T0", time.time()))
     try:
-        phases = selected(a.only, a.debug, a.stable)
+        phases = selected(a.only, a.debug, a.stable, a.revert)
     except ValueError as e:
         print("test: %s" % e, file=sys.stderr)
         return 2
     # make test-debug's and test-stable's results stay beside make test's.
     results = os.path.join(qemu.BUILD, "results" + ("-debug" if a.debug else "-stable" if a.stable else ""))
-    if not a.only:
+    # make test-revert's are a part of make test's, as --only's are.
+    if not a.only and not a.revert:
         shutil.rmtree(results, ignore_errors=True)
     os.makedirs(results, exist_ok=True)
     run = Runner(results, 3 if a.debug else 1)
-    queued: List[Tuple[str, str]] = []  # (name, command) of '&' phases not yet started
+    queued: List[Phase] = []  # '&' phases not yet started
     lane: Optional[Tuple[threading.Thread, List[str], str]] = None  # (its thread, its lines, names)
 
     def join() -> None:
         nonlocal lane, queued
-        for name, cmd in queued:  # nothing ran in the foreground beside them
-            run.phase(name, cmd)
+        for p in queued:  # nothing ran in the foreground beside them
+            run.phase(p.name, p.cmd, None, p.limit)
         queued = []
         if lane:
             thread, buf, names = lane
@@ -330,23 +340,23 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
                 run.say(line)
             lane = None
 
-    for name, flags, cmd in phases + [("join", "", "")]:
-        if name == "join":
+    for p in phases + [Phase("join", "", "")]:
+        if p.name == "join":
             join()
-        elif "&" in flags:
-            queued.append((name, cmd))
+        elif "&" in p.flags:
+            queued.append(p)
         else:
             if queued and not lane:
-                names = " ".join(n for n, _ in queued)
+                names = " ".join(q.name for q in queued)
                 run.say("[background: %s, beside the phases up to the next join]" % names)
                 buf: List[str] = []
                 todo = list(queued)
                 thread = threading.Thread(target=run.lane, args=(todo, buf))
                 thread.start()
                 lane, queued = (thread, buf, names), []
-            run.phase(name, cmd)
+            run.phase(p.name, p.cmd, None, p.limit)
     passed = failed = 0
-    for name in [n for n, _, _ in phases if n != "join"]:
+    for name in [p.name for p in phases if p.name != "join"]:
         if name not in run.counts:
             # The runner itself failed there (a full disk, say): never a silent pass.
             r = result.error(name, "the phase left no summary in %s" % os.path.join(results, name))

@@ -13,14 +13,27 @@ busy probe (tests/guest/serve/busy-probe.c):
   "stop"          -> the same, consumers halted
   "dump K FROM N" -> "DUMP <hex16 per output, '-' x 16 where the ring lapped it>"
   "uptime"        -> "UPTIME <seconds>"
+Each says on the console that it serves, once ready (fleet.boot waits):
+  record server   "RECORD-SERVER-READY <tty> vdso=<yes|no>"
+  busy probe      "PROBE-READY getrandom=<va> urandom=<va> vdso=<va> vdso-available=<0|1>
+                   ku32=<pa> ku64=<pa> kernel-available=<0|1> vdso-incall=<va>
+                   phys=<pa>,<pa>,<pa>,<pa>"   (its counters, the kernel
+                   probe's, in_call; pa: guest physical, 0 if unknown)
+tests/guest/bigread.c (run by "run bigread MIB") prints, per interface:
+  "READING <iface> <buffer address> <pages>" as its read starts,
+  "PAGES <iface> <first page> <hash32>..." then "TAIL <iface> <hash64> <seconds>"
+  at its end, or "ERROR <iface>: why".
 """
+import re
 import socket
 import subprocess
 import time
-from typing import List, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple, Union
 
 RECORD, INSECURE, CREDIT, STATE = "r", "i", "credit", "state"
 SEQ, STOP, UPTIME = "seq", "stop", "uptime"
+RECORD_READY = "RECORD-SERVER-READY"
+PROBE_READY = "PROBE-READY"
 # A record: (n, interface, hex of its 32 bytes).
 Record = Tuple[int, str, str]
 
@@ -66,6 +79,68 @@ def parse_dump(line: str, n: int) -> List[str]:
     if len(hexes) != 16 * n:
         raise GuestError("dump of %d outputs has %d characters (%r)" % (n, len(hexes), line[:60]))
     return [hexes[i:i + 16] for i in range(0, len(hexes), 16)]
+
+
+_PROBE_READY = re.compile(
+    r"PROBE-READY getrandom=(\S+) urandom=(\S+) vdso=(\S+) vdso-available=([01]) "
+    r"ku32=(\S+) ku64=(\S+) kernel-available=([01]) vdso-incall=(\S+) "
+    r"phys=(\S+),(\S+),(\S+),(\S+)$")
+
+
+class ProbeReady(NamedTuple):
+    """The busy probe's banner: what the host reads of the stopped guest."""
+    line: str
+    vdso: bool         # vDSO getrandom() found (stream 2 runs)
+    kernel: bool       # rngprobe.ko's in-kernel consumers run (streams 3, 4)
+    kphys: Tuple[str, str]   # their counters' physical addresses
+    phys: Tuple[str, str, str]  # the user streams' counters'
+    incall: str        # in_call's physical address (the vdso-call profile)
+
+
+def parse_probe_ready(line: str) -> ProbeReady:
+    m = _PROBE_READY.search(line.strip())
+    if m is None:
+        raise GuestError("bad probe banner %r" % line[:200])
+    g = m.groups()
+    return ProbeReady(m.group(0), g[3] == "1", g[6] == "1", (g[4], g[5]), (g[8], g[9], g[10]), g[11])
+
+
+class Reading(NamedTuple):
+    iface: str
+    addr: int   # the buffer's virtual address
+    pages: int
+
+
+def parse_reading(line: str) -> Reading:
+    parts = line.split()
+    if len(parts) != 4 or parts[0] != "READING" or not parts[3].isdigit():
+        raise GuestError("want a READING line, got %r" % line[:80])
+    return Reading(parts[1], int(parts[2], 16), int(parts[3]))
+
+
+class Pages(NamedTuple):
+    iface: str
+    first: int
+    hashes: List[str]
+
+
+class Tail(NamedTuple):
+    iface: str
+    hash: str     # of the read's last MiB
+    seconds: str
+
+
+def parse_bigread(line: str) -> Union[Pages, Tail, None]:
+    """A PAGES or TAIL line, None for any other; GuestError on an ERROR or
+    END (bigread failed or exited early)."""
+    parts = line.split()
+    if parts[:1] in (["ERROR"], ["END"]):
+        raise GuestError(line)
+    if parts[:1] == ["PAGES"] and len(parts) >= 3 and parts[2].isdigit():
+        return Pages(parts[1], int(parts[2]), parts[3:])
+    if parts[:1] == ["TAIL"] and len(parts) == 4:
+        return Tail(parts[1], parts[2], parts[3])
+    return None
 
 
 class Channel:

@@ -11,7 +11,7 @@ import os
 from typing import List, Optional, Tuple
 
 from machinery import console, kernels, qemu, result
-from machinery.result import Result
+from machinery.result import Result, Status
 
 SUITE = "random_vmfork"
 # Pinned: a case dropped or renamed in the series fails here, not silently.
@@ -51,11 +51,11 @@ def judge(label: str, ok: bool, suite: Optional[console.Test], log: str) -> List
     if tuple(got) != CASES:
         out.append(result.verdict(name + "-cases", False, "ran %s, want %s; log %s" % (got, list(CASES), log)))
     for t in suite.subtests:
-        out.append(result.verdict("%s-%s" % (name, t.name), t.status == "PASS",
-                                  "" if t.status == "PASS" else "%s %s; see %s" % (t.status, t.detail, log)))
+        out.append(result.verdict("%s-%s" % (name, t.name), t.status == Status.PASS,
+                                  "" if t.status == Status.PASS else "%s %s; see %s" % (t.status, t.detail, log)))
     if suite.errors:
         out.append(result.verdict(name, False, "%s (crash or hang mid-suite?); log %s" % ("; ".join(suite.errors), log)))
-    elif all(r.ok for r in out) and suite.status != "PASS":
+    elif all(r.ok for r in out) and suite.status != Status.PASS:
         out.append(result.verdict(name, False, "the suite's result is %s; log %s" % (suite.status, log)))
     return out
 

@@ -26,7 +26,7 @@ import os
 import time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from machinery import fleet, qemu, result
+from machinery import fleet, qemu, result, wire
 from machinery.result import Verdict
 
 IFACES = ("getrandom", "urandom")
@@ -39,17 +39,17 @@ def tails(c: fleet.Guest, timeout: float = 180) -> Dict[str, Tuple[str, str, Lis
     got: Dict[str, Tuple[str, str, List[str]]] = {}
     pages: Dict[str, List[str]] = {i: [] for i in IFACES}
     while len(got) < len(IFACES):
-        line = c.readline(timeout)
-        if line.startswith(("ERROR", "END")):
-            raise fleet.GuestError("%s: %s" % (c.name, line))
-        parts = line.split()
-        if parts[:1] == ["PAGES"] and parts[1] in pages:
-            if int(parts[2]) != len(pages[parts[1]]):
-                raise fleet.GuestError("%s: PAGES %s from %s, want %d"
-                                       % (c.name, parts[1], parts[2], len(pages[parts[1]])))
-            pages[parts[1]] += parts[3:]
-        elif parts[:1] == ["TAIL"]:
-            got[parts[1]] = (parts[2], parts[3], pages[parts[1]])
+        try:
+            r = wire.parse_bigread(c.readline(timeout))
+        except wire.GuestError as e:
+            raise fleet.GuestError("%s: %s" % (c.name, e))
+        if isinstance(r, wire.Pages) and r.iface in pages:
+            if r.first != len(pages[r.iface]):
+                raise fleet.GuestError("%s: PAGES %s from %d, want %d"
+                                       % (c.name, r.iface, r.first, len(pages[r.iface])))
+            pages[r.iface] += r.hashes
+        elif isinstance(r, wire.Tail):
+            got[r.iface] = (r.hash, r.seconds, pages[r.iface])
     return got
 
 
@@ -162,16 +162,17 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
         src.send("run bigread %d" % mib)
         bufs: Dict[str, Tuple[int, int]] = {}
         while set(bufs) != set(IFACES):
-            parts = src.readline(60).split()
-            if parts[:1] != ["READING"] or len(parts) != 4:
-                raise fleet.GuestError("src: %s" % " ".join(parts))
-            bufs[parts[1]] = (int(parts[2], 16), int(parts[3]))
+            try:
+                r = wire.parse_reading(src.readline(60))
+            except wire.GuestError as e:
+                raise fleet.GuestError("src: %s" % e)
+            bufs[r.iface] = (r.addr, r.pages)
         # Both reads take seconds; let both get into the kernel, then stop
         # them partway through: a read that ended before the stop printed
         # its TAIL line, and then the snapshot cut nothing.
         time.sleep(0.3)
         snap = src.snapshot(fl.snapfile("src"))
-        done = [l for l in printed(src) if l.startswith("TAIL ")]
+        done = [l for l in printed(src) if isinstance(wire.parse_bigread(l), wire.Tail)]
         cuts = {i: cut_page(src, *bufs[i], fl.work) for i in IFACES} if not done else {}
         guid = src.guid()
         src.quit()

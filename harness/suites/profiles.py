@@ -7,6 +7,7 @@ import os
 from typing import Dict, Tuple, TypedDict
 
 from machinery import qemu, result
+from machinery.result import Status
 from suites import boot
 
 
@@ -62,7 +63,7 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     got = [r for r in results if r.name == name]
     if not ok:
         return result.report([result.verdict(line, False, why)])
-    if got and got[0].status == "SKIP" and words in got[0].detail:
+    if got and got[0].status == Status.SKIP and words in got[0].detail:
         return result.report([result.verdict(line, True)])
     return result.report([result.verdict(line, False, "expected %s to SKIP (%s) on the %s kernel, got %s" % (
         name, words, prof.get("kernel", "patched"), got[0].line() if got else "no result"))])

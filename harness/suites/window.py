@@ -198,7 +198,7 @@ def run(s: qemu.Settings, o: Opts, kernel: str, repeats: Optional[bool] = None,
         # vdso-call: 16 outputs a call, the cut one first; 32 calls do.
         m = 64 if o.profile == "vdso-call" else 1024
         res, _ = busy.bench(s, kernel, want, CONTROL, 0, m, run=0.25, profile=o.profile,
-                            early=busy.EARLY + 3 * t, devices=o.devices)
+                            early=busy.EARLY + 3 * t, devices=o.devices, tag=o.name)
         # vdso-call: stock must repeat inside the call the snapshot cut
         # (what the end-of-call check closes), not only in later calls.
         cols = ("fresh-cut", "clone-cut") if o.profile == "vdso-call" and repeats else ("fresh", "clone")
@@ -206,17 +206,17 @@ def run(s: qemu.Settings, o: Opts, kernel: str, repeats: Optional[bool] = None,
             tries[iface].append((res[cols[0]][iface], res["control"][iface], res[cols[1]][iface]))
             if not repeats and iface in unjudged(o):
                 busy.say("%s try %d: %s not judged (no counter for the vDSO to compare)" %
-                         (kernel, t + 1, iface))
+                         (kernel, t + 1, iface), o.name)
             busy.say("%s try %d: %s new GUIDs %s, each against the same-GUID clones %s; same GUID %s" % (
                 kernel, t + 1, iface, busy.cell(res["fresh"][iface]), busy.cell(res["clone"][iface], "clones"),
-                busy.cell(res["control"][iface])))
+                busy.cell(res["control"][iface])), o.name)
         got = verdicts(o, kernel, tries, repeats, detect)
         if all(ok for _, ok, _ in got) or (not repeats and any(
                 p[0] for i in o.ifaces if i not in unjudged(o)
                 for f, _, cl in tries[i] for p in f + cl)):
             return got, tries
         busy.say("%s: a verdict is not met yet (%s): snapshot %d of at most %d" % (
-            kernel, ", ".join(n for n, ok, _ in got if not ok), t + 1, ntries))
+            kernel, ", ".join(n for n, ok, _ in got if not ok), t + 1, ntries), o.name)
     return got, tries
 
 
@@ -230,7 +230,6 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
         name += "-" + a.devices
     o = Opts(name=name, profile=profile, ifaces=[busy.IFACES[k] for k in busy.PROFILES[profile][1]],
              pairs=a.pairs, devices=a.devices)
-    busy.TAG = o.name
     if a.kernel:
         out, _ = run(s, o, a.kernel, True if a.kernel == "patched" else None)
     else:

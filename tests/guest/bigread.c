@@ -1,16 +1,14 @@
 /*
  * Long reads across a fork: one thread reads SIZE MiB with a single
  * getrandom() call, another with a single read() of /dev/urandom, each into
- * a page-aligned buffer zeroed first. Each prints
- *   READING <iface> <buffer address> <pages>
- * as it starts (the host stops and snapshots the guest right then, in the
- * middle of both reads, and finds how far each had got by reading the
- * buffer through the stopped guest's page tables: the first page whose
- * first bytes are still zero), and when done
- *   TAIL <iface> <hash of the last MiB> <seconds>
- *   PAGES <iface> <first page> <hash>...   (32-bit hashes, 256 a line)
- * so that the host finds the first page where a clone left the stream of
- * a clone that was not forked, and checks every page after it.
+ * a page-aligned buffer zeroed first. Each prints a READING line as it
+ * starts (the host stops and snapshots the guest right then, in the middle
+ * of both reads, and finds how far each had got by reading the buffer
+ * through the stopped guest's page tables: the first page whose first
+ * bytes are still zero), and when done the hashes of its pages and of its
+ * last MiB, so that the host finds the first page where a clone left the
+ * stream of a clone that was not forked, and checks every page after it.
+ * The lines are declared (and parsed) in harness/machinery/wire.py.
  *   usage: bigread [SIZE_MIB]        (default 64)
  */
 #define _GNU_SOURCE

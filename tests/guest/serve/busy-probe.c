@@ -22,11 +22,9 @@
  * keeps the first 8 bytes of each 4 KiB of a call as its outputs: almost
  * all of its time is inside calls, and in_call (address printed as
  * vdso-incall) says whether the snapshot cut one (the vdso-call phase).
- * Requests on the serial line (default /dev/ttyS1):
- *   "stop"                  -> consumers halt; "SEQ <g> <u> <v>"
- *   "seq"                   -> "SEQ <g> <u> <v>", consumers running
- *   "dump <0-4> FROM N"     -> "DUMP <hex16 per output, '-'x16 if gone>"
- *   "uptime"                -> "UPTIME <seconds>"
+ * Requests come on the serial line (default /dev/ttyS1); they, the answers
+ * and the PROBE-READY banner are declared (and parsed) in the harness's
+ * harness/machinery/wire.py.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>

@@ -4,14 +4,12 @@
  * Proves, together with harness/suites/fork.py, that outputs produced after a VM
  * restore differ between clones with fresh vmgenid GUIDs and repeat between
  * clones with the source's GUID. Each request line gets exactly one numbered
- * record, so at most the record being written at snapshot time is pre-fork:
- *   ""/"r"        -> "REC <n> <getrandom|urandom|vdso> <hex32>", interfaces in turn
- *   "run NAME ARG" -> output of /tests/NAME.sh ARG, then "END <status>"
- *   "i"           -> "REC <n> insecure <hex32>", getrandom(GRND_INSECURE):
- *                    the only interface that reads the crng before it is ready
- *   "credit"      -> credits 128 bits (RNDADDENTROPY), which takes a crng
- *                    that has none to CRNG_EARLY: "CREDIT ok" or "CREDIT <errno>"
- *   "state"       -> "STATE ready=<0|1>" (GRND_NONBLOCK; it never waits)
+ * record, so at most the record being written at snapshot time is pre-fork.
+ * The requests and answers are declared (and parsed) in the harness's
+ * harness/machinery/wire.py. "i" uses GRND_INSECURE, the only interface
+ * that reads the crng before it is ready; "credit" credits 128 bits
+ * (RNDADDENTROPY), which takes a crng that has none to CRNG_EARLY; "state"
+ * asks with GRND_NONBLOCK, so it never waits.
  * Pinned to CPU 0 because each CPU has its own crng: same-GUID clones must
  * draw from the same one to show the repetition the control looks for.
  */
