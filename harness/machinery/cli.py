@@ -83,7 +83,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     s = qemu.Settings(getattr(a, "obj", None) or qemu.default_obj(), getattr(a, "accel", None),
                       getattr(a, "keep_logs", False))
     try:
-        return a.command.main(a, s) or 0
+        out = a.command.main(a, s)
+        # A test returns its results (one printer: result.report()); a
+        # benchmark or the runner its exit status.
+        return out or 0 if out is None or isinstance(out, int) else result.report(out)
     except ERRORS as e:
         # A benchmark's error is not a test result.
         # A command whose tests are named by an option says so in a.test_name.

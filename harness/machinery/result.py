@@ -5,8 +5,10 @@ PASS, FAIL, SKIP, or ERROR when the harness or a tool could not judge
 (a dead QMP socket, a missing file, a gate whose tool broke). ERROR
 fails the run as FAIL does; it only says whose fault it may be.
 
-report() prints results for people ('PASS name', 'FAIL name: why') and
-writes each one to the phase's result file, whose path the pipeline
+A test command's main() returns its results (a list, or a generator when
+each takes a boot); harness/vmtest hands them to report(), which prints
+them for people ('PASS name', 'FAIL name: why') and writes each one to
+the phase's result file, whose path the pipeline
 runner passes in the environment (VMFORK_RESULTS): one record per line,
 STATUS<TAB>name<TAB>detail. The runner counts that file, not what a
 phase printed. The shell half writes the same records (scripts/lib/result.sh).
@@ -109,12 +111,15 @@ def write(res: Iterable[Result], path: Optional[str] = None) -> None:
 
 
 def report(res: Iterable[Result]) -> int:
-    """Print and record results; 1 if any did not pass, else 0 (an exit status)."""
-    res = list(res)
+    """Print and record results, each as it comes (res may be a generator
+    of a test that boots a guest per result); 1 if any did not pass, else
+    0 (an exit status)."""
+    bad = False
     for r in res:
         print(r.line(), flush=True)
-    write(res)
-    return 1 if any(r.status != Status.PASS for r in res) else 0
+        write([r])
+        bad |= r.status != Status.PASS
+    return 1 if bad else 0
 
 
 def duplicates(res: Iterable[Result]) -> List[str]:

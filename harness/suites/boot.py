@@ -59,6 +59,5 @@ def verdicts(ok: bool, results: List[Result], why: str) -> List[Result]:
     return results or [result.verdict("boot", False, "the guest reported no result")]
 
 
-def main(a: argparse.Namespace, s: qemu.Settings) -> int:
-    return result.report(verdicts(*run(s, a.tests, None, a.initrd, a.timeout, a.log, a.guid,
-                                       a.append, a.qemu)))
+def main(a: argparse.Namespace, s: qemu.Settings) -> List[Result]:
+    return verdicts(*run(s, a.tests, None, a.initrd, a.timeout, a.log, a.guid, a.append, a.qemu))

@@ -19,6 +19,7 @@ import time
 from typing import List, Optional, Tuple
 
 from machinery import console, fleet, qemu, result
+from machinery.result import Result
 
 FORKS, WAIT = 3, 30.0
 
@@ -45,18 +46,18 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="seconds a clone has to pass traffic again (default %(default)s)")
 
 
-def main(a: argparse.Namespace, s: qemu.Settings) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> List[Result]:
     t0 = time.monotonic()
     why: List[str] = []
     notes: List[str] = []
     with fleet.Fleet(s, tag="conc") as fl:
         src = fl.boot("src")
         if "SETUP ok" not in " ".join(src.run("wgpair setup")):
-            return result.report([result.verdict("base-forks-under-load", False, "wgpair setup failed")])
+            return [result.verdict("base-forks-under-load", False, "wgpair setup failed")]
         started = " ".join(src.run("busy start"))
         if "STARTED" not in started or flowing(src, 10) is None:
-            return result.report([result.verdict("base-forks-under-load", False,
-                                                 "load or tunnel traffic did not start: " + started)])
+            return [result.verdict("base-forks-under-load", False,
+                                                 "load or tunnel traffic did not start: " + started)]
         hs = int(src.value("wgpair hs", "HS"))
         time.sleep(1.1)  # a new handshake lands in a later second
         snap = src.snapshot(fl.snapfile("c0"))
@@ -99,4 +100,4 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
             fl.keep = True
     print("[concurrency] %d forks under load in %.0fs, %s; %s" %
           (a.forks, time.monotonic() - t0, fl.accel, ", ".join(notes)))
-    return result.report([result.verdict("base-forks-under-load", not why, "; ".join(why))])
+    return [result.verdict("base-forks-under-load", not why, "; ".join(why))]

@@ -9,7 +9,7 @@ import os
 import subprocess
 import tempfile
 import time
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 from machinery import fleet, qemu, result
 from machinery.result import Result
@@ -28,13 +28,13 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    "this one; unix sockets have a 108-byte limit) and print one PASS/FAIL line")
 
 
-def deep_path(s: qemu.Settings) -> int:
+def deep_path(s: qemu.Settings) -> List[Result]:
     with tempfile.TemporaryDirectory() as tmp:
         d = os.path.join(tmp, DEEP, "vmfork")
         os.makedirs(os.path.dirname(d))
         os.symlink(qemu.TOP, d)
         if len(d) < 100:
-            return result.report([result.error("fork-demo-deep-path", "%s is only %d characters" % (d, len(d)))])
+            return [result.error("fork-demo-deep-path", "%s is only %d characters" % (d, len(d)))]
         opts = ["--obj", s.obj] + (["--accel", s.accel] if s.accel else []) + \
             (["--keep-logs"] if s.keep else [])
         # The demo judged here is not a result of the phase: no result file.
@@ -43,7 +43,7 @@ def deep_path(s: qemu.Settings) -> int:
                            env=dict(env, BUILD=os.path.join(d, "build")))
         out = p.stdout + p.stderr
     print(out, end="")
-    return result.report([deep_path_verdict(len(d), p.returncode, out)])
+    return [deep_path_verdict(len(d), p.returncode, out)]
 
 
 def deep_path_verdict(length: int, rc: int, out: str) -> Result:
@@ -80,7 +80,7 @@ def pair(fl: fleet.Fleet, snap: str, guid: Optional[str], label: str) -> Tuple[i
     return alike, sum(len(lines) for _, lines in got)
 
 
-def main(a: argparse.Namespace, s: qemu.Settings) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> Union[int, List[Result]]:
     if a.deep_path:
         return deep_path(s)
     t0 = time.monotonic()

@@ -23,7 +23,7 @@ import time
 from typing import List, Sequence, Tuple
 
 from machinery import console, fleet, qemu, result, wire
-from machinery.result import Verdict
+from machinery.result import Result, Verdict
 
 APPEND = "random.trust_cpu=off random.trust_bootloader=off"
 NREC = 4
@@ -100,7 +100,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     qemu.add_devices_arg(p)
 
 
-def main(a: argparse.Namespace, s: qemu.Settings) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> List[Result]:
     repeats = a.kernel in ("stock", "stable-stock")
     name = "early-crng" if a.kernel == "patched" else "early-crng-" + a.kernel
     name = qemu.named(name, a.devices)
@@ -139,4 +139,4 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
         tries: List[Try] = fleet.retry("early", TRIES, attempt, lambda r: r[1] == NREC,
                                        lambda r: "new GUIDs %d of %d records alike" % (r[0], NREC))
         src.quit()
-    return result.report([result.verdict(*r) for r in verdicts(name, tries, repeats)])
+    return [result.verdict(*r) for r in verdicts(name, tries, repeats)]

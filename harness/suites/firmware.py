@@ -22,9 +22,10 @@ import os
 import re
 import shutil
 import subprocess
-from typing import Optional, Tuple
+from typing import Iterator, Optional, Tuple
 
 from machinery import console, qemu, result
+from machinery.result import Result
 from suites import boot
 
 FW = os.path.join(qemu.TOP, "tests", "firmware")
@@ -87,12 +88,13 @@ def judge(name: str, expect: Optional[str], bound: bool, text: str) -> Tuple[Opt
     return "; ".join(why) or None, hit[0] if hit else "no complaint"
 
 
-def main(a: argparse.Namespace, s: qemu.Settings) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> Iterator[Result]:
+    """One result per case, as each boot ends (a boot each: they come slowly)."""
     out = os.path.join(qemu.BUILD, "firmware")
     os.makedirs(out, exist_ok=True)
     if not shutil.which("iasl"):
-        return result.report([result.error("firmware", "iasl missing (make deps: acpica-tools)")])
-    rc = 0
+        yield result.error("firmware", "iasl missing (make deps: acpica-tools)")
+        return
     for name, how, expect, bound, *more in CASES:
         append, extra = (more + ["", []])[:2] if more else ("", [])
         log = os.path.join(qemu.BUILD, "logs", "firmware-%s.log" % name)
@@ -103,8 +105,7 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
                                 os.path.join(FW, asl + ".asl")], capture_output=True, text=True)
             if p.returncode:
                 err = [l for l in (p.stdout + p.stderr).splitlines() if "rror" in l]
-                rc |= result.report([result.error("firmware-" + name, "iasl: %s" % (
-                    err or ["exit %d" % p.returncode])[0])])
+                yield result.error("firmware-" + name, "iasl: %s" % (err or ["exit %d" % p.returncode])[0])
                 continue
             extra = ["-acpitable", "file=%s.aml" % os.path.join(out, name)] + extra
         else:
@@ -117,9 +118,8 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
             f.write(shown.getvalue())
         bad = [r.line() for r in boot.verdicts(ok, results, why) if not r.ok]
         if bad:
-            rc |= result.report([result.verdict("firmware-" + name, False, "%s; log %s" % (bad[0], log))])
+            yield result.verdict("firmware-" + name, False, "%s; log %s" % (bad[0], log))
             continue
         wrong, said = judge(name, expect, bound, console.read(log))
-        rc |= result.report([result.verdict("firmware-" + name, not wrong, "%s; log %s" % (wrong, log) if wrong else
-                                            "%s, bound: %s, RNG works" % (said, "yes" if bound else "no"))])
-    return rc
+        yield result.verdict("firmware-" + name, not wrong, "%s; log %s" % (wrong, log) if wrong else
+                             "%s, bound: %s, RNG works" % (said, "yes" if bound else "no"))

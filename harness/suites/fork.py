@@ -27,6 +27,7 @@ import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from machinery import fleet, qemu, result
+from machinery.result import Result
 
 IFACES = ("getrandom", "urandom", "vdso")
 NREC = 6  # per clone, interfaces in turn (--records)
@@ -280,7 +281,7 @@ def run_once(s: qemu.Settings, a: argparse.Namespace, t0: float) -> Outcome:
     return out
 
 
-def main(a: argparse.Namespace, s: qemu.Settings) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> List[Result]:
     if a.records < len(IFACES):
         sys.exit("fork: --records %d: at least one per interface (%d)" % (a.records, len(IFACES)))
     t0 = time.monotonic()
@@ -305,4 +306,4 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     elif a.kernel != "patched":
         out = [(a.kernel + "-" + n, why) for n, why in out]
     print("[fork] %d tests in %.1fs" % (len(out), time.monotonic() - t0))
-    return result.report([result.verdict(name, not why, "; ".join(why)) for name, why in out])
+    return [result.verdict(name, not why, "; ".join(why)) for name, why in out]

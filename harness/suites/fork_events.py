@@ -19,7 +19,7 @@ import statistics
 from typing import Dict, List, Optional, Tuple, Union
 
 from machinery import fleet, qemu, result
-from machinery.result import Verdict
+from machinery.result import Result, Verdict
 
 POLLERS = 64
 # The pollers' own timeout is long: a restored guest's clock may jump by
@@ -123,18 +123,18 @@ def verdicts(pre: str, pollers: int, got: Dict[str, Parsed]) -> List[Verdict]:
     return out
 
 
-def main(opts: argparse.Namespace, s: qemu.Settings) -> int:
+def main(opts: argparse.Namespace, s: qemu.Settings) -> List[Result]:
     pre = qemu.named("fork-events", opts.devices)
     with fleet.Fleet(s, tag="fe", devices=opts.devices) as fl:
         src = fl.boot("src")
         if src.value("fepoll count", "COUNT") == "missing":
-            return result.report([result.verdict(pre, False, "no /proc/sys/kernel/random/fork_events in this kernel")])
+            return [result.verdict(pre, False, "no /proc/sys/kernel/random/fork_events in this kernel")]
         ready = src.run("fepoll start %d %d" % (opts.pollers, BOUND_MS))
         snap = src.snapshot(fl.snapfile("src"))
         guid = src.guid()
         src.quit()
         if not any(l.startswith("# ready") for l in ready):
-            return result.report([result.verdict(pre + "-wake", False, "pollers never started: " + " | ".join(ready))])
+            return [result.verdict(pre + "-wake", False, "pollers never started: " + " | ".join(ready))]
         got: Dict[str, Parsed] = {}
         got["fresh"], snap_a = restore(fl, opts, "fresh", snap, "auto", then_start=True)
         got["same"], _ = restore(fl, opts, "same", snap, guid)
@@ -147,4 +147,4 @@ def main(opts: argparse.Namespace, s: qemu.Settings) -> int:
         print("[%s] reseed line -> pollers returned: median %.1f ms, max %.1f ms "
               "over %d restores (printk clock, %s)" % (pre, statistics.median(lat), max(lat),
                                                        len(lat), fl.accel))
-    return result.report([result.verdict(*r) for r in out])
+    return [result.verdict(*r) for r in out]

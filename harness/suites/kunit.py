@@ -60,8 +60,8 @@ def judge(label: str, ok: bool, suite: Optional[console.Test], log: str) -> List
     return out
 
 
-def main(a: argparse.Namespace, s: qemu.Settings) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> List[Result]:
     if a.parse:
-        return result.report(judge("parsed", *cases(a.parse, True), a.parse))
+        return judge("parsed", *cases(a.parse, True), a.parse)
     log = os.path.join(qemu.BUILD, "logs", "kunit-uml.log")
-    return result.report(judge("uml", *cases(log), log))
+    return judge("uml", *cases(log), log)

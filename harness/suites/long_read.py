@@ -27,7 +27,7 @@ import time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from machinery import fleet, qemu, result, wire
-from machinery.result import Verdict
+from machinery.result import Result, Verdict
 
 IFACES = ("getrandom", "urandom")
 PAGE = 4096
@@ -150,7 +150,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     qemu.add_devices_arg(p)
 
 
-def main(a: argparse.Namespace, s: qemu.Settings) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> List[Result]:
     obj, repeats = s.obj_of(a.kernel), a.kernel in qemu.REPEATS
     kasan = "CONFIG_KASAN=y" in qemu.kernel_config(obj)
     mib = a.mib or (24 if kasan else 64)
@@ -180,7 +180,7 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
         out.append((name + "-cut", not done, "reads that ended before the snapshot: %s; want none"
                     % (" | ".join(done) or "none")))
         if done:
-            return result.report([result.verdict(*r) for r in out])
+            return [result.verdict(*r) for r in out]
         got = fl.pairs(snap, guid, tails)
     for iface in IFACES:
         out += judge("%s-%s" % (name, iface), cuts[iface],
@@ -189,4 +189,4 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
         name, mib, "/".join(str(cuts[i]) for i in IFACES), bufs[IFACES[0]][1],
         time.monotonic() - t0, fl.accel,
         ", ".join("%s %s" % (n, "/".join(got[n][i][1] for i in IFACES)) for n in sorted(got))))
-    return result.report([result.verdict(*r) for r in out])
+    return [result.verdict(*r) for r in out]

@@ -4,10 +4,10 @@ whose tests report in KTAP is one line here, not a script.
 """
 import argparse
 import os
-from typing import Dict, Tuple, TypedDict
+from typing import Dict, List, Tuple, TypedDict
 
 from machinery import qemu, result
-from machinery.result import Status
+from machinery.result import Result, Status
 from suites import boot
 
 
@@ -48,13 +48,13 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("profile", choices=sorted(PROFILES))
 
 
-def main(a: argparse.Namespace, s: qemu.Settings) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> List[Result]:
     prof = PROFILES[a.profile]
     obj = s.obj_of(prof.get("kernel", "patched"))
     ok, results, why = boot.run(s, prof["run"], obj, log=os.path.join(qemu.BUILD, "logs", prof["log"]),
                                 extra=prof.get("qemu", ()))
     if "skip" not in prof:
-        return result.report(boot.verdicts(ok, results, why))
+        return boot.verdicts(ok, results, why)
     # The expected SKIP is reported by its own PASS line, not as a SKIP:
     # the others are shown for the log only.
     name, words, line = prof["skip"]
@@ -62,8 +62,8 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
         print("[guest] " + r.line())
     got = [r for r in results if r.name == name]
     if not ok:
-        return result.report([result.verdict(line, False, why)])
+        return [result.verdict(line, False, why)]
     if got and got[0].status == Status.SKIP and words in got[0].detail:
-        return result.report([result.verdict(line, True)])
-    return result.report([result.verdict(line, False, "expected %s to SKIP (%s) on the %s kernel, got %s" % (
-        name, words, prof.get("kernel", "patched"), got[0].line() if got else "no result"))])
+        return [result.verdict(line, True)]
+    return [result.verdict(line, False, "expected %s to SKIP (%s) on the %s kernel, got %s" % (
+        name, words, prof.get("kernel", "patched"), got[0].line() if got else "no result"))]

@@ -35,7 +35,7 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from machinery import console, fleet, qemu, result
-from machinery.result import Verdict
+from machinery.result import Result, Verdict
 
 NREC = 3
 TRIES = 3
@@ -221,7 +221,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    "notification alone (test name nowatch)")
 
 
-def main(a: argparse.Namespace, s: qemu.Settings) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> List[Result]:
     obj = s.obj_of(a.kernel)
     if a.kernel in ("stock", "stable-stock"):
         out: List[Verdict] = []
@@ -229,15 +229,15 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
         # The splat is this test's finding, not a failure of the fleet.
         with fleet.Fleet(s, obj=obj, tag=a.test_name, splats=False) as fl:
             stock_oops(fl, fl.boot("src"), obj, a.test_name, out)
-        return result.report([result.verdict(*r) for r in out])
+        return [result.verdict(*r) for r in out]
     mode = "reload" if a.module else "nowatch" if a.no_watch else "rebind"
     name = a.test_name = "rebind-stable" if a.kernel == "stable" else mode
     if name == "rebind-stable" and mode != "rebind":
-        return result.report([result.error(name, "--module and --no-watch are for the patched kernel")])
+        return [result.error(name, "--module and --no-watch are for the patched kernel")]
     up = MODES[mode][2]
     cfg = qemu.kernel_config(obj)
     if mode == "reload" and "CONFIG_VMGENID=m" not in cfg:
-        return result.report([result.error("reload", "%s has vmgenid built in: reload needs CONFIG_VMGENID=m" % obj)])
+        return [result.error("reload", "%s has vmgenid built in: reload needs CONFIG_VMGENID=m" % obj)]
     # Where the RNG has no check of its own, records are asked after the
     # notification's reseed line.
     notified = mode == "nowatch" or a.kernel in qemu.STABLE_KERNELS
@@ -273,4 +273,4 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
                                            g["alike"][0], NREC, [g[n][1:] for n in ("fresh1", "fresh2")]))
         u.quit()
     out += fork_verdicts(name, up, tries)
-    return result.report([result.verdict(*r) for r in out])
+    return [result.verdict(*r) for r in out]

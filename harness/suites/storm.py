@@ -16,6 +16,7 @@ import time
 from typing import Dict, List, Optional, Tuple
 
 from machinery import console, fleet, qemu, result
+from machinery.result import Result
 
 STORM = 200
 TRIES = 3
@@ -87,7 +88,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--forks", type=int, default=STORM, help="forks in the chain (default %(default)s)")
 
 
-def main(a: argparse.Namespace, s: qemu.Settings) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> List[Result]:
     storm = a.forks
     # Generations that also get a fresh-GUID sibling (must differ from the
     # chain) and a same-GUID control pair (must repeat; the load is paused
@@ -101,7 +102,7 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
     with fleet.Fleet(s, tag="storm") as fl:
         src = fl.boot("src")
         if "STARTED" not in " ".join(src.run("storm start")):
-            return result.report([result.verdict("fork-storm", False, "could not start the load")])
+            return [result.verdict("fork-storm", False, "could not start the load")]
         if 1 in sibs:
             src.run("storm pause")
         snap = src.snapshot(fl.snapfile("g0"))
@@ -137,4 +138,4 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
         why.append("; ".join(dup[:3]))
     print("[storm] %d forks in %.0fs, poller woke %d times, %s" %
           (storm, time.monotonic() - t0, wakes, fl.accel))
-    return result.report([result.verdict("fork-storm", not why, "; ".join(why))])
+    return [result.verdict("fork-storm", not why, "; ".join(why))]

@@ -136,7 +136,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="run on this kernel (repeat; default: stock, and patched if built)")
 
 
-def main(a: argparse.Namespace, s: qemu.Settings) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> List[Result]:
     kernels = a.kernel
     if not kernels:
         patched = qemu.kernel_path(s.obj_of("patched"))
@@ -149,4 +149,4 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
         with fleet.Fleet(s, obj, tag="vmclock-gen", devices="both") as fl:
             fork_cases(fl, tag, out)
         vmclock_alone(s, obj, tag, out)
-    return result.report(out)
+    return out

@@ -23,6 +23,7 @@ import re
 from typing import Dict, List
 
 from machinery import console, fleet, qemu, result, vmclock_page
+from machinery.result import Result
 
 NAME = "vmclock-hold"
 # What each step must print on a fixed kernel: "VCLK" read back before the
@@ -76,7 +77,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    "(test name vmclock-hold-stock)")
 
 
-def main(a: argparse.Namespace, s: qemu.Settings) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> List[Result]:
     stock = a.kernel == "stock"
     name, obj = NAME + ("-stock" if stock else ""), s.obj_of(a.kernel)
     # The splat is the stock test's finding, not a failure of the fleet.
@@ -98,4 +99,4 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
             bad = patched_problems(got, console.splats(console.read(g.console)))
             why = ("waiters in poll() and exclusive epoll woken by the unbind: 0x18; after it "
                    "read, mmap: ENODEV; poll, epoll: 0x18; bound again: VCLK")
-    return result.report([result.verdict(name, not bad, "; ".join(bad) or why)])
+    return [result.verdict(name, not bad, "; ".join(bad) or why)]

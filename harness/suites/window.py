@@ -43,7 +43,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from machinery import busy, qemu, result
 from machinery.busy import Counts
-from machinery.result import Verdict
+from machinery.result import Result, Verdict
 
 # Stock's getrandom() window is small under TCG: one boot in four showed
 # it in 2 of 15 pairs (make test, December 2026), so stock gets up to 32.
@@ -220,7 +220,7 @@ def run(s: qemu.Settings, o: Opts, kernel: str, repeats: Optional[bool] = None,
     return got, tries
 
 
-def main(a: argparse.Namespace, s: qemu.Settings) -> int:
+def main(a: argparse.Namespace, s: qemu.Settings) -> List[Result]:
     if a.pairs < 1:
         sys.exit("window: --pairs %d: at least one fresh pair, or nothing is judged" % a.pairs)
     profile = "vdso-call" if a.vdso_call else "vdso-only" if a.vdso_only else "busy"
@@ -238,4 +238,4 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> int:
         out, stock = run(s, o, "stock")
         got, _ = run(s, o, "patched", detect={i: detectability(stock[i]) for i in o.ifaces})
         out += got
-    return result.report([result.verdict(*r) for r in out])
+    return [result.verdict(*r) for r in out]
