@@ -68,8 +68,8 @@ def parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     for name, module, what in COMMANDS:
         m = importlib.import_module(module if "." in module else "suites." + module)
-        # The runner's phases and bench-rng's kernels are their own: no --obj there.
-        own = name in ("test", "bench-rng")
+        # A command that picks its own kernels (the runner, bench-rng) takes no --obj.
+        own = getattr(m, "OWN_KERNELS", False)
         p = sub.add_parser(name, help=what, parents=[] if own else [common], description=m.__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         if hasattr(m, "add_args"):
@@ -89,9 +89,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return out or 0 if out is None or isinstance(out, int) else result.report(out)
     except ERRORS as e:
         # A benchmark's error is not a test result.
-        # A command whose tests are named by an option says so in a.test_name.
-        name = getattr(a, "test_name", None) or getattr(a.command, "NAME", a.cmd)
-        if getattr(a.command, "BENCHMARK", False):
+        # A command whose tests are named by its options has test_name(a);
+        # one that is a benchmark for some options BENCHMARK(a).
+        m = a.command
+        name = m.test_name(a) if hasattr(m, "test_name") else getattr(m, "NAME", a.cmd)
+        bench = getattr(m, "BENCHMARK", False)
+        if callable(bench) and bench(a) or bench is True:
             print("%s: error: %s" % (name, e), file=sys.stderr)
             return 1
         # A guest that misbehaved, or whose QEMU exited under a command (a

@@ -8,6 +8,7 @@ from typing import Dict, Tuple
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REGISTRY = os.path.join(TOP, "configs", "kernels")
+ROLES = ("patched", "base", "nochecks", "fault", "bench", "-")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -18,6 +19,7 @@ class Kernel:
     objects: str  # under build/
     fragments: Tuple[str, ...]
     arch: str
+    role: str  # patched, base, nochecks, fault, bench, -
 
     def obj(self, build: str) -> str:
         return os.path.join(build, self.objects)
@@ -30,9 +32,10 @@ def parse(text: str) -> Dict[str, Kernel]:
         if not line.strip() or line.startswith("#"):
             continue
         f = line.split("\t")
-        if len(f) != 6 or not all(f) or f[0] in out:
-            raise ValueError("configs/kernels:%d: want 6 TAB-separated fields and a new name: %r" % (n, line))
-        out[f[0]] = Kernel(f[0], f[1], f[2], f[3], tuple(f[4].split()), f[5])
+        if len(f) != 7 or not all(f) or f[0] in out or f[6] not in ROLES:
+            raise ValueError("configs/kernels:%d: want 7 TAB-separated fields, a new name and a role of %s: %r"
+                             % (n, "/".join(ROLES), line))
+        out[f[0]] = Kernel(f[0], f[1], f[2], f[3], tuple(f[4].split()), f[5], f[6])
     return out
 
 
@@ -43,3 +46,7 @@ with open(REGISTRY) as _f:
 VARIANTS = tuple(k.name for k in KERNELS.values() if k.made_by == "variant")
 # make test-stable's: the fixes on the previous base, and that base.
 STABLE = tuple(k.name for k in KERNELS.values() if k.made_by == "stabletree")
+# Debian's kernels as shipped: their clones repeat, their bugs show.
+BASES = tuple(k.name for k in KERNELS.values() if k.role == "base")
+# The kernels whose fresh clones must repeat.
+REPEATS = tuple(k.name for k in KERNELS.values() if k.role in ("base", "nochecks"))

@@ -31,6 +31,8 @@ from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 from . import qemu, result
 from .result import Result
 
+OWN_KERNELS = True  # each phase picks its kernel: harness/vmtest test takes no --obj
+
 # The pipeline, declared once: tests/run-debug, the README's phase table
 # and tests/unit are checked against it. Flags: '&' runs in the
 # background lane beside the phases up to the next join (host-only work
@@ -142,7 +144,7 @@ class Phase(NamedTuple):
 
 
 PHASES = tuple(Phase(*p) for p in _TABLE)
-SHOWN = re.compile(r"^(PASS|FAIL|SKIP|ERROR) |^\[|error")
+SHOWN = re.compile(r"%s|^\[|error" % result.PRINTED.pattern)
 HEARTBEAT = 30
 
 

@@ -41,8 +41,7 @@ class Settings(NamedTuple):
 # skip5, miss5 and lateread are planted faults, judged as the patched
 # kernel, which their phases must then fail.
 KERNELS = ("patched", "stock") + kernels.VARIANTS
-# The kernels whose fresh clones must repeat.
-REPEATS = ("stock", "revert")
+REPEATS = kernels.REPEATS
 # make test-stable's (only rebind and early-crng run there).
 STABLE_KERNELS = kernels.STABLE
 STOCK_OBJ = kernels.KERNELS["stock"].obj(BUILD)

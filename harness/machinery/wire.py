@@ -23,6 +23,8 @@ tests/guest/bigread.c (run by "run bigread MIB") prints, per interface:
   "READING <iface> <buffer address> <pages>" as its read starts,
   "PAGES <iface> <first page> <hash32>..." then "TAIL <iface> <hash64> <seconds>"
   at its end, or "ERROR <iface>: why".
+The guest scripts that read fork_events (fepoll.sh, forkcount.sh,
+storm.sh, run by "run NAME ARG") print its value as "COUNT <n|missing>".
 """
 import re
 import socket
@@ -141,6 +143,20 @@ def parse_bigread(line: str) -> Union[Pages, Tail, None]:
     if parts[:1] == ["TAIL"] and len(parts) == 4:
         return Tail(parts[1], parts[2], parts[3])
     return None
+
+
+def parse_count(lines: List[str]) -> Optional[int]:
+    """fork_events from a script's COUNT line: None where the kernel has
+    none ("missing"); GuestError if there is no such line or it is odd."""
+    for line in lines:
+        if line.startswith("COUNT "):
+            v = line.split()[1:2]
+            if v == ["missing"]:
+                return None
+            if v and v[0].isdigit():
+                return int(v[0])
+            raise GuestError("bad COUNT line %r" % line[:80])
+    raise GuestError("no COUNT line: %s" % " | ".join(lines)[:300])
 
 
 class Channel:

@@ -50,7 +50,7 @@ from typing import Dict, List, Sequence, Tuple
 
 from machinery import console, kernels, qemu, vmclock_page
 
-NAME, BENCHMARK = "bench-rng", True
+NAME, BENCHMARK, OWN_KERNELS = "bench-rng", True, True
 ROUNDS, UML_ROUNDS, CLOCK = 3, 16, "icount"
 BENCH_OBJ = kernels.KERNELS["bench"].obj(qemu.BUILD)
 RESEED_OBJ = kernels.KERNELS["bench-reseed"].obj(qemu.BUILD)  # vmfork-reseed alone

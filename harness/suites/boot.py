@@ -40,9 +40,11 @@ def run(s: qemu.Settings, tests: str, obj: Optional[str] = None, initrd: Optiona
     ok, results, why = qemu.boot(kernel, initrd, tests, accel, log, timeout=timeout,
                                  guid=None if guid == "none" else guid,
                                  append=append, extra=extra)
-    # The parsed results beside the log: what scripts/report reads.
-    with open(log + ".results", "w") as f:
-        f.writelines(r.line() + "\n" for r in results)
+    # The parsed results beside the log, as result files hold them: what
+    # scripts/report counts.
+    if os.path.exists(log + ".results"):
+        os.remove(log + ".results")
+    result.write(results, log + ".results")
     print("[boot] %s in %.1fs, console log %s" %
           ("guest finished" if ok else "guest FAILED", time.monotonic() - t0, log))
     if not ok:

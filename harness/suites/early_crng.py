@@ -22,7 +22,7 @@ import argparse
 import time
 from typing import List, Sequence, Tuple
 
-from machinery import console, fleet, qemu, result, wire
+from machinery import console, fleet, kernels, qemu, result, wire
 from machinery.result import Result, Verdict
 
 APPEND = "random.trust_cpu=off random.trust_bootloader=off"
@@ -101,7 +101,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def main(a: argparse.Namespace, s: qemu.Settings) -> List[Result]:
-    repeats = a.kernel in ("stock", "stable-stock")
+    repeats = a.kernel in kernels.BASES
     name = "early-crng" if a.kernel == "patched" else "early-crng-" + a.kernel
     name = qemu.named(name, a.devices)
     with fleet.Fleet(s, obj=s.obj_of(a.kernel), tag="early", devices=a.devices) as fl:

@@ -24,7 +24,7 @@ import random
 import time
 from typing import Container, Dict, List, Optional, Tuple
 
-from machinery import fleet, qemu, result
+from machinery import fleet, qemu, result, wire
 from machinery.result import Result
 
 NAME = "fork-count-cases"
@@ -42,14 +42,7 @@ Counted = Tuple[Optional[int], Optional[int], int]
 def count(lines: List[str]) -> Optional[int]:
     """fork_events from forkcount.sh's COUNT line: int, None if the kernel
     has none; GuestError if the line is missing or odd."""
-    for l in lines:
-        if l.startswith("COUNT "):
-            v = l.split()[1]
-            if v == "missing":
-                return None
-            if v.isdigit():
-                return int(v)
-    raise fleet.GuestError("no COUNT line: %s" % " | ".join(lines))
+    return wire.parse_count(lines)
 
 
 def problems(want: int, reseeds: int, c0: Optional[int] = None, n: Optional[int] = None,

@@ -34,7 +34,7 @@ import argparse
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from machinery import console, fleet, qemu, result
+from machinery import console, fleet, kernels, qemu, result
 from machinery.result import Result, Verdict
 
 NREC = 3
@@ -221,17 +221,27 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    "notification alone (test name nowatch)")
 
 
+def mode_of(a: argparse.Namespace) -> str:
+    return "reload" if a.module else "nowatch" if a.no_watch else "rebind"
+
+
+def test_name(a: argparse.Namespace) -> str:
+    """The name of the run's tests, from its options (also harness/vmtest's
+    for an error)."""
+    if a.kernel in kernels.BASES:
+        return "rebind-" + a.kernel
+    return "rebind-stable" if a.kernel == "stable" else mode_of(a)
+
+
 def main(a: argparse.Namespace, s: qemu.Settings) -> List[Result]:
-    obj = s.obj_of(a.kernel)
-    if a.kernel in ("stock", "stable-stock"):
+    obj, name = s.obj_of(a.kernel), test_name(a)
+    if a.kernel in kernels.BASES:
         out: List[Verdict] = []
-        a.test_name = "rebind-" + a.kernel
         # The splat is this test's finding, not a failure of the fleet.
-        with fleet.Fleet(s, obj=obj, tag=a.test_name, splats=False) as fl:
-            stock_oops(fl, fl.boot("src"), obj, a.test_name, out)
+        with fleet.Fleet(s, obj=obj, tag=name, splats=False) as fl:
+            stock_oops(fl, fl.boot("src"), obj, name, out)
         return [result.verdict(*r) for r in out]
-    mode = "reload" if a.module else "nowatch" if a.no_watch else "rebind"
-    name = a.test_name = "rebind-stable" if a.kernel == "stable" else mode
+    mode = mode_of(a)
     if name == "rebind-stable" and mode != "rebind":
         return [result.error(name, "--module and --no-watch are for the patched kernel")]
     up = MODES[mode][2]

@@ -15,7 +15,7 @@ import re
 import time
 from typing import Dict, List, Optional, Tuple
 
-from machinery import console, fleet, qemu, result
+from machinery import console, fleet, qemu, result, wire
 from machinery.result import Result
 
 STORM = 200
@@ -63,8 +63,11 @@ def siblings(fl: fleet.Fleet, g: int, snap: str, guid: Optional[str], mine: flee
 
 def poller(report: List[str], forks: int) -> Tuple[List[str], int]:
     """(why the count or the poller is wrong, wake-ups) from 'storm report'."""
-    got = next((l.split(None, 1)[1] for l in report if l.startswith("COUNT ")), "none").strip()
-    count = int(got) if got.isdigit() else -1
+    try:
+        got = wire.parse_count(report)
+    except wire.GuestError:
+        got = None
+    count = -1 if got is None else got
     text = "\n".join(report)
     rounds = re.findall(r"before=(\d+) after=(\d+) woke=(\d+) timedout=(\d+) errors=(\d+)", text)
     # A wake-up is a poller woken by POLLPRI; a timeout or an error is none.
@@ -76,7 +79,7 @@ def poller(report: List[str], forks: int) -> Tuple[List[str], int]:
     last = seq[-1] if seq else -1
     why = []
     if count != forks:
-        why.append("fork_events reads %s after %d forks" % (got, forks))
+        why.append("fork_events reads %s after %d forks" % ("nothing" if got is None else got, forks))
     if seq != sorted(seq) or last != count:
         why.append("poller's last reading %d of %d forks (%d wake-ups)" % (last, count, len(wakes)))
     if len(wakes) != len(rounds):
