@@ -37,6 +37,45 @@ kmake() {
 	LANG=C LC_CTYPE=C LC_MESSAGES=C "${lock[@]}" make -s -C "$KSRC" O="$KOBJ" ARCH="${KARCH:-x86_64}" \
 		SUBARCH=x86_64 ${MAKE_CC:+CC="ccache gcc" HOSTCC="ccache gcc"} "$@"
 }
+# frag_paths NAME...: the fragments of configs/ (or paths as given).
+frag_paths() {
+	local f
+	for f in "$@"; do
+		case "$f" in */*) ;; *) f=$TOP/configs/$f.config ;; esac
+		[ -f "$f" ] || die "config fragment $f does not exist"
+		echo "$f"
+	done
+}
+# kconfigure PATH...: $KOBJ's .config as tinyconfig plus these fragments
+# (merge_config.sh: a later one overrides an earlier one), then
+# olddefconfig; merge_config's output in $KOBJ/merge.log. Returns non-zero
+# if a step failed.
+kconfigure() {
+	mkdir -p "$KOBJ" && kmake tinyconfig >/dev/null &&
+		(cd "$KOBJ" && ARCH=${KARCH:-x86_64} SUBARCH=x86_64 "$KSRC/scripts/kconfig/merge_config.sh" \
+			-m -O "$KOBJ" .config "$@") >"$KOBJ/merge.log" 2>&1 &&
+		kmake olddefconfig >/dev/null
+}
+# kconfig_missing PATH...: the options these fragments set (the last one
+# to set each wins) that $KOBJ/.config does not have as asked, one a line.
+kconfig_missing() {
+	local f line opt
+	local -A kc_want=()
+	for f in "$@"; do
+		while read -r line; do
+			case "$line" in
+			CONFIG_*=*) kc_want[${line%%=*}]=$line ;;
+			"# CONFIG_"*" is not set") opt=${line#\# }; kc_want[${opt%% *}]=$line ;;
+			esac
+		done <"$f"
+	done
+	for opt in "${!kc_want[@]}"; do
+		case "${kc_want[$opt]}" in
+		CONFIG_*) grep -qx "${kc_want[$opt]}" "$KOBJ/.config" || echo "$opt" ;;
+		*) ! grep -q "^$opt=" "$KOBJ/.config" || echo "$opt" ;;
+		esac
+	done
+}
 # cpio_of DIR OUT: DIR as an initramfs archive, sorted and owned by root,
 # so that the same files make the same bytes.
 cpio_of() {
