@@ -6,7 +6,7 @@
 # shellcheck disable=SC2010 # device names: busybox ls, no odd characters
 bound=$(ls /sys/bus/platform/drivers/vmgenid 2>/dev/null | grep ':' | head -1)
 echo "VMGENID-BOUND ${bound:-none}"
-# Not the command line, which names vmgenid.vdso.
+# Not the command line, which may name vmgenid.
 dmesg | grep -i 'vmgenid\|VMFK0001' | grep -vi 'command line:' | sed 's/^/VMGENID-LOG /'
 a=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 b=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
