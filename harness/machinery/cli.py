@@ -86,7 +86,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         out = a.command.main(a, s)
         # A test returns its results (one printer: result.report()); a
         # benchmark or the runner its exit status.
-        return out or 0 if out is None or isinstance(out, int) else result.report(out)
+        if out is None or isinstance(out, int):
+            return out or 0
+        return result.report(out)
     except ERRORS as e:
         # A benchmark's error is not a test result.
         # A command whose tests are named by its options has test_name(a);
@@ -94,7 +96,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         m = a.command
         name = m.test_name(a) if hasattr(m, "test_name") else getattr(m, "NAME", a.cmd)
         bench = getattr(m, "BENCHMARK", False)
-        if callable(bench) and bench(a) or bench is True:
+        if bench(a) if callable(bench) else bench:
             print("%s: error: %s" % (name, e), file=sys.stderr)
             return 1
         # A guest that misbehaved, or whose QEMU exited under a command (a

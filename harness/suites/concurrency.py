@@ -57,7 +57,7 @@ def main(a: argparse.Namespace, s: qemu.Settings) -> List[Result]:
         started = " ".join(src.run("busy start"))
         if "STARTED" not in started or flowing(src, 10) is None:
             return [result.verdict("base-forks-under-load", False,
-                                                 "load or tunnel traffic did not start: " + started)]
+                                   "load or tunnel traffic did not start: " + started)]
         hs = int(src.value("wgpair hs", "HS"))
         time.sleep(1.1)  # a new handshake lands in a later second
         snap = src.snapshot(fl.snapfile("c0"))

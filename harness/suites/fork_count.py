@@ -39,12 +39,6 @@ RUN_S = 2  # each "both" clone runs this long before it is asked
 Counted = Tuple[Optional[int], Optional[int], int]
 
 
-def count(lines: List[str]) -> Optional[int]:
-    """fork_events from forkcount.sh's COUNT line: int, None if the kernel
-    has none; GuestError if the line is missing or odd."""
-    return wire.parse_count(lines)
-
-
 def problems(want: int, reseeds: int, c0: Optional[int] = None, n: Optional[int] = None,
              counted: bool = True) -> List[str]:
     """What is wrong with a clone that must count want forks: fork_events
@@ -66,7 +60,7 @@ def source(fl: fleet.Fleet) -> Tuple[Optional[int], str, Optional[str]]:
     lines = src.run("forkcount ready", timeout=60)
     if any(l.startswith("CRNG not ready") for l in lines):
         raise fleet.GuestError("%s source: crng not ready within 30 s" % fl.devices)
-    c0 = count(lines)
+    c0 = wire.parse_count(lines)
     snap = src.snapshot(fl.snapfile("src"))
     guid = src.guid() if "vmgenid" in qemu.DEVICES[fl.devices] else "auto"
     src.quit()
@@ -79,9 +73,9 @@ def clone_count(fl: fleet.Fleet, snap: str, guid: Optional[str], case: str, fres
     c = fl.clone(case, snap, "auto" if fresh else guid, counter=counter)
     if fl.devices == "both":
         time.sleep(RUN_S)
-        n = count(c.run("forkcount draw", timeout=30))
+        n = wire.parse_count(c.run("forkcount draw", timeout=30))
     else:  # no notification: the read is the first thing asked
-        n = count(c.run("forkcount read", timeout=30))
+        n = wire.parse_count(c.run("forkcount read", timeout=30))
     # A 0 is a wait run out: a pass only beside fork_events unchanged (problems()),
     # on stock beside its new-GUID clone's line within the same wait (main()).
     lines = len(c.reseed_lines(forked=want > 0))
